@@ -238,6 +238,26 @@ def test_a_name_with_turkish_letters_does_not_make_an_english_query_turkish_for_
     ix.close()
 
 
+def test_a_capitalised_word_opening_a_turkish_query_that_a_turkish_note_holds_is_the_query_s_own(mixed_vault):
+    """QA round 149-G F1, without a lexicon: a word capitalised where the query opens, read as an ordinary word
+    (its Turkish reading is a Turkish note's word), was still left out as a name in deciding whether the query reads
+    as Turkish: ``Şifreleme konfigurasyonu``, its one word with a Turkish letter gone, was not tried as loanwords,
+    and missed the note on configuration that ``şifreleme konfigurasyonu`` finds."""
+    write_doc(mixed_vault, "knowledge/config.md", "---\ntitle: Configuration\n---\n\nThe configuration of the "
+              "encryption keys lives in one file.\n")
+    write_doc(mixed_vault, "knowledge/anahtar.md", "---\ntitle: Anahtarlar\n---\n\nŞifreleme anahtarları her ay "
+              "yenilenir; şifreleme için tek dosya var.\n")
+    for engine in ("memory", "sql"):
+        with dreamdb.open(mixed_vault, engine=engine) as ix:
+            ix.sync()
+            for query in ("Şifreleme konfigurasyonu", "şifreleme konfigurasyonu"):
+                plan = plan_query(query, vocabulary=ix._vocabulary())
+                assert plan.resolved == {"konfigurasyo": "configuration"}, (engine, query)
+                assert "config" in [h.slug for h in ix.recall(query, top=3)], (engine, query)
+            # a name no Turkish note holds, opening the query, is still a name: no loanwords
+            assert plan_query("Müller konfigurasyonu", vocabulary=ix._vocabulary()).resolved == {}, engine
+
+
 LICENSE_NOTE = """---
 title: Licensing policy
 ---

@@ -1128,6 +1128,42 @@ def test_turkish_typed_without_its_letters_or_in_title_case_is_translated(tiny_v
         assert plan_query("sleep nehir", vocabulary=ix._vocabulary(), lexicon=small_lexicon).resolved == {}
 
 
+@pytest.mark.parametrize("engine", ["memory", "sql"])
+def test_a_capitalised_dictionary_word_opening_a_turkish_query_is_the_query_s_own_word(tiny_vault, small_lexicon,
+                                                                                        engine):
+    """QA round 149-G F1: a short Turkish query whose first word, capitalised as a sentence opens, was its one word
+    with a Turkish letter was read as a name alone, not as Turkish, so none of its words was translated:
+    ``Güvenlik sunucusu`` found nothing where ``güvenlik sunucusu`` found the note on server security. The opening
+    capital says nothing about a name: a word the lexicon lists as Turkish is the query's own; a name it does not
+    list still leaves an English query alone."""
+    for rel, text in ENGLISH_NOTES.items():
+        write_doc(tiny_vault, rel, text)
+    with dreamdb.open(tiny_vault, lexicon=small_lexicon, engine=engine) as ix:
+        ix.sync()
+        vocab = ix._vocabulary()
+        for query in ("Güvenlik sunucusu", "güvenlik sunucusu", "Bir not. Güvenlik sunucusu"):
+            plan = plan_query(query, vocabulary=vocab, lexicon=small_lexicon)
+            assert plan.turkish and plan.resolved == {"güvenlik": "securiti", "sunucus": "server"}, query
+            assert [h.slug for h in ix.recall(query, top=2)] == ["server-hardening"], query
+        # a name (no word of the lexicon) opening the query, or one inside it, is still no Turkish word
+        for query in ("Müller sunucusu", "sunucusu Güvenlik"):
+            assert plan_query(query, vocabulary=vocab, lexicon=small_lexicon).by_lexicon == [], query
+
+
+def test_a_capitalised_word_opening_a_turkish_query_is_read_as_kenet_lists_it(tiny_vault, kenet_lexicon):
+    """QA round 149-G F1, with KeNet: ``Sürüm notlari`` (release notes, typed without ``ı``) has one word with a
+    Turkish letter, capitalised as a sentence opens; KeNet lists it, so the query reads as Turkish and finds the
+    release notes, as ``sürüm notlari`` does. ``Müller`` is no word KeNet lists: ``Müller notlari`` stays a name's."""
+    for rel, text in ENGLISH_NOTES.items():
+        write_doc(tiny_vault, rel, text)
+    lexicon = Lexicon(kenet_lexicon)
+    with dreamdb.open(tiny_vault, lexicon=lexicon) as ix:
+        ix.sync()
+        assert [h.slug for h in ix.recall("Sürüm notlari", top=2)] == ["release-notes"]
+        assert plan_query("Sürüm notlari", vocabulary=ix._vocabulary(), lexicon=lexicon).by_lexicon == ["sürüm"]
+        assert plan_query("Müller notlari", vocabulary=ix._vocabulary(), lexicon=lexicon).resolved == {}
+
+
 def test_a_lexicon_built_by_another_analyzer_version_is_analysed_when_looked_up(small_lexicon, tmp_path):
     """The analysed terms stored at build time are used only by the analyzer that made them."""
     import shutil

@@ -326,8 +326,10 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
     # read as Turkish, "file" and "delete" would become the Turkish stems "fil" and "dele").
     turkish = shouted or is_turkish_text(words)
     qwords = None  # query_words(…): (term, word, capitalised), computed once, when a stage needs it
+    # (a Turkish query's words capitalised where it, a sentence or a line opens, read as ordinary words)
+    common = _common_openings(written, words, written_words, vocabulary) if turkish else frozenset()
     if turkish:  # its terms are analyze's (a Turkish query keeps the words beside them anyway)
-        qwords = query_words(text, True, words, written_words, _common_openings(written, words, written_words, vocabulary))
+        qwords = query_words(text, True, words, written_words, common)
         distinct = list(dict.fromkeys(t for t, _w, _cap in qwords))
     else:  # (analyze's table of English terms: cheaper when nothing else needs the words)
         distinct = list(dict.fromkeys(analyze(text, turkish=False, words=words)))
@@ -345,8 +347,13 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
     forms: dict[str, tuple[str, ...]] = {}  # a translation's term → its other forms (other_forms)
     # A Turkish question whose own words, not only a name in it, read as Turkish, over an index with
     # notes that are not Turkish: its words may be loanwords of theirs, or be translated into theirs
+    # (a word capitalised where the query opens is its own where read as an ordinary word, or where the lexicon
+    # lists it as a Turkish word: "Güncelleme sorunu", QA round 149-G F1)
     reads_turkish = bool(turkish and vocabulary is not None and vocabulary.has_non_turkish
-                         and (shouted or is_turkish(_own_words(words, written_words))))
+                         and (shouted or is_turkish(_own_words(words, written_words, common))
+                              or (lexicon is not None and is_turkish(_own_words(
+                                  words, written_words, common | _listed_openings(written, words, written_words,
+                                                                                  lexicon))))))
     translates = bool(lexicon is not None and vocabulary is not None and distinct
                       and _translates(turkish, vocabulary, reads_turkish))
     # "I" in the query: a capital I may stand for Turkish dotless ı (SICAKLIK), in any note's text;
@@ -549,17 +556,40 @@ def turkish_typed_plainly(word: str, lexicon) -> bool:
     return found
 
 
-def _own_words(words: list[str], originals: list[str]) -> list[str]:
+def _own_words(words: list[str], originals: list[str], common: frozenset[int] = frozenset()) -> list[str]:
     """The query's ``words`` less its names: those written with a capital first letter (not in
-    capitals throughout), as ``originals`` has them, unless they are stopwords (``The``, ``Hangi``).
-    A query whose every word is so written (``Sunucu Güvenliği``, a title) names nothing by it: all
-    its words are its own."""
+    capitals throughout), as ``originals`` has them, unless they are stopwords (``The``, ``Hangi``)
+    or their indexes are in ``common``: capitalised where the query, a sentence or a line opens, and
+    known as ordinary words (:func:`_common_openings`, :func:`_listed_openings`). A query whose every
+    word is so written (``Sunucu Güvenliği``, a title) names nothing by it: all its words are its own."""
     if len(originals) != len(words):  # pragma: no cover - folding never splits tokens
         return words
     names = [o[:1].isupper() and not o.isupper() for o in originals]
     if all(names):
         return words
-    return [w for w, o, name in zip(words, originals, names) if not name or w in STOPWORDS]
+    return [w for i, (w, name) in enumerate(zip(words, names)) if not name or w in STOPWORDS or i in common]
+
+
+def _listed_openings(text: str, words: list[str], written: list[str], lexicon) -> frozenset[int]:
+    """Of a query's words capitalised where it, a sentence or a line opens
+    (:func:`dreamdb.analyzer.opening_capitals`), those the ``lexicon`` lists as Turkish words as written: words of
+    the query's own, not names, in deciding whether it reads as Turkish (:func:`_own_words`). Turkish capitalises
+    a sentence's first word, and a prompt begins with one: read as a name, ``Güncelleme`` (update) left
+    ``Güncelleme sorunu`` no word with a Turkish letter, so it was not translated, while ``güncelleme sorunu`` was
+    (QA round 149-G F1). A name the lexicon does not list stays a name (``Müller party invitation`` is English).
+    ``text``, ``words``, ``written``: as for :func:`_common_openings`. One lexicon lookup a word, only for a
+    query that reads as Turkish by no other of its words.
+
+    Measured (7 Dec, BM25, ``python -m eval --set xquad --set dreamcontext --modes bm25`` and ``--set scifact --set
+    eips``), with :func:`_own_words` counting :func:`_common_openings`' words too: XQuAD sentences tr→en nDCG@10
+    0.646 → 0.647 (one question's sentence from below the tenth to first), the lists of 4 of 1,190 questions changed
+    in three tracks, no gold rank worse; every other track, the gold set, SciFact and EIPs unchanged."""
+    from dreamdb.lexicon import TR_EN
+
+    if len(written) != len(words):  # pragma: no cover - folding never splits tokens
+        return frozenset()
+    return frozenset(i for i in opening_capitals(text, written)
+                     if len(w := words[i]) > 1 and w not in STOPWORDS and lexicon.has(TR_EN, w))
 
 
 def _shouted_turkish(written: str) -> bool:
