@@ -1386,6 +1386,40 @@ def test_update_refuses_a_lone_cr_in_the_frontmatter_of_an_lf_or_crlf_file_as_mi
     assert body_cr.read_bytes() == b"---\ntitle: body cr\ntags: [w]\n---\nprogress 10%\rprogress 100%\n\nx\n"
 
 
+def test_update_and_delete_take_a_closing_fence_ended_by_a_cr_at_the_end_of_the_file(vault: Path):
+    """QA round 149-B F1: a note whose closing fence ends with a CR at the end of the file (``---\\r`` or ``...\\r``,
+    no body) is closed for both the indexer and the writer, yet the 148-C F3 check counted that CR as in the
+    frontmatter: update and delete refused it as mixed line ends. It is edited, the fence kept as it was; a lone CR
+    before the closing fence, or ending it with a body after, is still refused."""
+    from dreamdb.vault.fences import lone_cr_in_frontmatter
+    from dreamdb.vault.parse import parse_file
+
+    for slug, raw, fence in (("endcr", b"---\ntitle: endcr\ntags: [a]\n---\r", b"---\r"),
+                             ("enddots", b"---\ntitle: enddots\ntags: [a]\n...\r", b"...\r"),
+                             ("endcrlf", b"---\r\ntitle: endcrlf\r\ntags: [a]\r\n--- \r", b"--- \r")):
+        path = vault / "knowledge" / f"{slug}.md"
+        path.write_bytes(raw)
+        (doc,), warnings, _ = parse_file(f"knowledge/{slug}.md", "markdown", "knowledge", raw)
+        assert doc.tags == ["a"] and not warnings, slug
+        update(vault, slug, tags=["b"])
+        assert not lone_cr_in_frontmatter(raw.decode()), slug
+        newline = b"\r\n" if b"\r\n" in raw else b"\n"
+        assert path.read_bytes() == raw.replace(b"tags: [a]", b"tags: [b]"), slug
+        assert path.read_bytes().endswith(newline + fence), slug
+        delete(vault, slug)
+        assert not path.exists(), slug
+    for raw in ("---\ntitle: x\ntags: [z]\r---\r",  # (a lone CR before the closing fence: 148-C F3)
+                "---\ntitle: x\rtags: [z]\n---\r",  # (one inside the frontmatter: 148-B)
+                "---\ntitle: x\ntags: [z]\n---\rbody\n",  # (one ending the fence, a body after it)
+                "---\ntitle: x\ntags: [z]\r"):  # (one ending the last line of an unclosed block)
+        assert lone_cr_in_frontmatter(raw), raw
+    path = vault / "knowledge" / "m2.md"
+    path.write_bytes(b"---\ntitle: lf then cr\ntags: [z]\r---\r")
+    with pytest.raises(WriteRefused, match="mixes classic Mac \\(CR\\) and Unix \\(LF\\) line ends in its frontmatter"):
+        update(vault, "m2", tags=["y"])
+    assert path.read_bytes() == b"---\ntitle: lf then cr\ntags: [z]\r---\r"
+
+
 def test_update_content_takes_the_files_line_endings(vault: Path):
     """QA round 12: new content written with LF into a CRLF file left it with mixed line endings."""
     path = vault / "knowledge" / "crlf.md"

@@ -70,7 +70,8 @@ def lone_cr_in_frontmatter(text: str) -> bool:
     (:func:`dreamdb.vault.parse.plain_text`): from its opening fence to its closing one, or to the end of the text
     when none closes it. The writer, which splits lines at LF only, would read other lines there, and another place
     where the block closes, or none (QA round 148-C F3: ``tags: [z]\\r---`` in an LF file was closed for sync and
-    "not closed" for ``update``). A lone CR in the body is read alike by both."""
+    "not closed" for ``update``). A lone CR in the body is read alike by both, and so is one that ends the closing
+    fence line at the end of the text (``---\\r``, no body): the writer's fence may end there too (QA round 149-B F1)."""
     cr = text.find("\r")
     while cr >= 0 and text.startswith("\n", cr + 1):
         cr = text.find("\r", cr + 1)
@@ -78,4 +79,10 @@ def lone_cr_in_frontmatter(text: str) -> bool:
         return False
     block = find_block(text.replace("\r\n", "\n").replace("\r", "\n"))  # (the indexer's reading)
     at = cr - text.count("\r\n", 0, cr)  # (where the CR is in that reading)
-    return block is not None and (block.close_end is None or at < block.close_end)
+    if block is None:
+        return False
+    if block.close_end is None:
+        return True
+    if cr == len(text) - 1 and at == block.close_end - 1:  # (the closing fence's own line end, the text's last one)
+        return False
+    return at < block.close_end
