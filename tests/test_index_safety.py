@@ -3203,6 +3203,33 @@ def test_an_index_of_dreamdbs_name_with_other_sql_is_not_dreamdbs(example_vault)
     index.close()
 
 
+def test_a_table_of_dreamdbs_name_with_other_sql_is_not_dreamdbs(example_vault):
+    """QA round 149-B F2: a CHECK constraint another program added to ``documents`` (``ALTER TABLE documents ADD
+    COLUMN zz INTEGER CHECK (title <> 'boom note')``) passed the open and ``sync --check`` ("index checked: ok"), and
+    was met only by a sync writing a note of that title, the rebuild then calling the index "unreadable (CHECK
+    constraint failed …)": a table's SQL is compared as an index's is, by the open and by ``check()``."""
+    index = dreamdb.open(example_vault)
+    index.sync()
+    index.close()
+    _plant(index.index_path, "ALTER TABLE documents ADD COLUMN zz INTEGER CHECK (title <> 'boom note')")
+    (example_vault / "knowledge" / "boom.md").write_text("---\ntitle: boom note\n---\nboom\n", encoding="utf-8")
+    index = dreamdb.open(example_vault)
+    report = index.sync()
+    assert report.rebuilt and report.added == 12
+    assert [w for w in report.warnings if "not dreamdb's" in w] == [
+        f"index at {index.index_path} was not dreamdb's as written (schema objects dreamdb does not make: table"
+        " documents (added or changed by another program)); rebuilt from the vault"], report.warnings
+    assert not [w for w in report.warnings if "CHECK constraint" in w], report.warnings
+    assert index.conn.execute("SELECT COUNT(*) FROM documents WHERE title = 'boom note'").fetchone()[0] == 1
+    index.conn.execute("ALTER TABLE files ADD COLUMN zz INTEGER NOT NULL DEFAULT 0 CHECK (zz = 0)")
+    assert index.check() == ["schema objects dreamdb does not make: table files (added or changed by another"
+                             " program)"]
+    report = index.sync(check=True)
+    assert report.rebuilt and index.check() == []
+    assert "zz" not in {row[1] for row in index.conn.execute("PRAGMA table_xinfo(files)")}
+    index.close()
+
+
 def test_a_row_naming_a_file_outside_the_vault_is_damage_and_never_shown(example_vault, tmp_path):
     """QA round 147-F F1 (b): a documents row whose source_path is absolute or climbs out with ``..`` (no sync writes
     one) gave a hit the path ``<vault>/../../outside2.md``, and a hint named ``/tmp/…/outside2.md``: the row is damage

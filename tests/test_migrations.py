@@ -81,6 +81,35 @@ def test_objects_no_migration_makes_are_named(tmp_path):
                                         "table extra", "trigger zz_poison", "view terms"]
 
 
+def test_a_table_of_dreamdbs_with_other_sql_is_named_at_every_version(tmp_path):
+    """QA round 149-B F2: a table is compared by its SQL as an index is, against its text at each schema version (a
+    column a migration adds changes it: ``files`` before and after migration 007 are both dreamdb's); a CHECK, a
+    column or a table made again under its name is not. SQLite's ``sqlite_sequence`` and sqlite-vec's own tables
+    (another sqlite-vec's text) are compared by name."""
+    from dreamdb.store import migrations
+    from dreamdb.store.migrations import SCHEMA_OBJECTS, VEC0_TABLES, unexpected_objects
+
+    vec0 = set()
+    for _version, _name, path in available():
+        vec0 |= {m.group(1) for m in migrations._VEC0_SQL.finditer(path.read_text(encoding="utf-8"))}
+    assert vec0 == set(VEC0_TABLES)
+    assert len({key[3] for key in SCHEMA_OBJECTS if key[:2] == ("table", "files")}) == 2  # (before and after 007)
+    assert ("table", "sqlite_sequence", "sqlite_sequence", "") in SCHEMA_OBJECTS
+    older = db.connect(tmp_path / "older.db", vec=db.CAN_LOAD_EXTENSIONS)
+    migrate(older, upto=6)
+    assert unexpected_objects(older) == []
+    conn = db.connect(tmp_path / "i.db", vec=db.CAN_LOAD_EXTENSIONS)
+    migrate(conn)
+    assert unexpected_objects(conn) == []
+    conn.execute("ALTER TABLE documents ADD COLUMN zz INTEGER CHECK (title <> 'boom note')")
+    conn.execute("ALTER TABLE files ADD COLUMN extra TEXT")
+    conn.execute("DROP TABLE renumbered_ids")  # (made again, a column of another type)
+    conn.execute("CREATE TABLE renumbered_ids (doc_id TEXT NOT NULL CHECK (doc_id NOT LIKE '%/%'), source_path TEXT"
+                 " NOT NULL, at_days REAL NOT NULL)")
+    conn.execute("CREATE INDEX renumbered_ids_doc ON renumbered_ids(doc_id)")
+    assert unexpected_objects(conn) == ["table documents", "table files", "table renumbered_ids"]
+
+
 def test_an_object_a_later_migration_makes_again_is_dreamdbs_at_every_version(tmp_path, monkeypatch):
     """The objects dreamdb accepts are those of every schema version (QA round 148-B F7: an index is compared by its
     SQL now): a migration that makes one of its indexes again with other SQL leaves an index of the version before it

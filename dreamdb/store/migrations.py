@@ -276,7 +276,7 @@ def missing_objects(conn) -> list[str]:
 
 
 SCHEMA_OBJECTS = frozenset({
-    # (type, name, tbl_name, digest of its SQL for an index, trigger or view, else ""): what the migrations of every
+    # (type, name, tbl_name, digest of its SQL, "" for none: _object_key): what the migrations of every
     # schema version make, in an empty database with sqlite-vec loaded (schema_objects_made; tests/test_migrations.py
     # checks the two are equal)
     ("index", "chunks_hash", "chunks", "0e7287e59604ab3b"),
@@ -303,23 +303,27 @@ SCHEMA_OBJECTS = frozenset({
     ("index", "sqlite_autoindex_models_1", "models", ""),
     ("index", "sqlite_autoindex_vec_embeddings_info_1", "vec_embeddings_info", ""),
     ("index", "sqlite_autoindex_vec_embeddings_vector_chunks00_1", "vec_embeddings_vector_chunks00", ""),
-    ("table", "chunked_documents", "chunked_documents", ""),
-    ("table", "chunks", "chunks", ""),
-    ("table", "corpus_stats", "corpus_stats", ""),
-    ("table", "dirs", "dirs", ""),
-    ("table", "document_tags", "document_tags", ""),
-    ("table", "documents", "documents", ""),
-    ("table", "embedding_generations", "embedding_generations", ""),
-    ("table", "embeddings", "embeddings", ""),
-    ("table", "files", "files", ""),
-    ("table", "language_centroids", "language_centroids", ""),
-    ("table", "meta", "meta", ""),
-    ("table", "models", "models", ""),
-    ("table", "postings", "postings", ""),
-    ("table", "renumbered_ids", "renumbered_ids", ""),
-    ("table", "schema_migrations", "schema_migrations", ""),
+    ("table", "chunked_documents", "chunked_documents", "d6de3c7acce691e9"),
+    ("table", "chunked_documents", "chunked_documents", "e3e528ec8250b8c7"),
+    ("table", "chunks", "chunks", "fa0226bcb1edfb48"),
+    ("table", "corpus_stats", "corpus_stats", "f51f811a79a3cdce"),
+    ("table", "dirs", "dirs", "aa227df9e6895249"),
+    ("table", "dirs", "dirs", "d9fc87021d632940"),
+    ("table", "document_tags", "document_tags", "d819ba9f2ed8e0a3"),
+    ("table", "documents", "documents", "bebcf773485bfa05"),
+    ("table", "embedding_generations", "embedding_generations", "98b006c2ad8c9e3a"),
+    ("table", "embeddings", "embeddings", "5e21be32b360771d"),
+    ("table", "embeddings", "embeddings", "990452ce56f27fda"),
+    ("table", "files", "files", "9095313d7524bfc6"),
+    ("table", "files", "files", "bc879a911ed1dce5"),
+    ("table", "language_centroids", "language_centroids", "4b5857ee43a3bb1a"),
+    ("table", "meta", "meta", "a92cc674f28dca24"),
+    ("table", "models", "models", "343a7bc0b0037f65"),
+    ("table", "postings", "postings", "42b755f7eda8d911"),
+    ("table", "renumbered_ids", "renumbered_ids", "0118259663de9e95"),
+    ("table", "schema_migrations", "schema_migrations", "86f55ebe94fa483e"),
     ("table", "sqlite_sequence", "sqlite_sequence", ""),
-    ("table", "vec_embeddings", "vec_embeddings", ""),
+    ("table", "vec_embeddings", "vec_embeddings", "3554997c8c5dcd30"),
     ("table", "vec_embeddings_chunks", "vec_embeddings_chunks", ""),
     ("table", "vec_embeddings_info", "vec_embeddings_info", ""),
     ("table", "vec_embeddings_rowids", "vec_embeddings_rowids", ""),
@@ -341,18 +345,29 @@ SQLITE_STATS = frozenset({"sqlite_stat1", "sqlite_stat2", "sqlite_stat3", "sqlit
 """The tables SQLite's ``ANALYZE`` makes (in a SQLite shell): statistics for its query planner, never code."""
 
 
-_DIGESTED = ("index", "trigger", "view")
+_DIGESTED = ("index", "trigger", "view", "table")
 """The kinds of object :func:`_object_key` keys with a digest of their SQL."""
+
+VEC0_TABLES = ("vec_embeddings",)
+"""The vec0 tables dreamdb's migrations make (002's; tests/test_migrations.py checks them against the files): the
+tables named after one (``vec_embeddings_rowids``, …) are sqlite-vec's own, their SQL its version's."""
+
+_UNDIGESTED_TABLES = ("sqlite_", *(f"{name}_" for name in VEC0_TABLES))
+"""The name prefixes of the tables :func:`_object_key` keys without their SQL: SQLite's own (``sqlite_sequence``,
+which no statement may alter) and sqlite-vec's behind a vec0 table (another sqlite-vec may write them otherwise)."""
 
 
 def _object_key(kind: str, name: str, table: str, sql: str | None) -> tuple[str, str, str, str]:
     """``sqlite_master``'s row of an object as :data:`SCHEMA_OBJECTS` holds it: a trigger or view (code that runs on
-    its own, or whose rows a query reads) or an index (whose columns, uniqueness and ``WHERE`` decide what a write
+    its own, or whose rows a query reads), an index (whose columns, uniqueness and ``WHERE`` decide what a write
     may put in a table: QA round 148-B F7, a ``UNIQUE INDEX documents_type ON documents(type, title)`` failed the
-    sync of two notes of one title, and ``documents_status`` made on another column passed ``sync --check``) with a
-    digest of its SQL (none for SQLite's own ``sqlite_autoindex_…``), so one of dreamdb's names with other text is not
-    dreamdb's; a table by its kind, name and table (a column a migration adds changes a table's text)."""
-    if kind in _DIGESTED and sql is not None:
+    sync of two notes of one title, and ``documents_status`` made on another column passed ``sync --check``) or a
+    table (whose columns and constraints do too: QA round 149-B F2, a column added with ``CHECK (title <> 'boom
+    note')`` passed ``sync --check`` and failed the sync of that note) with a digest of its SQL, so one of dreamdb's
+    names with other text is not dreamdb's. None for SQLite's own ``sqlite_autoindex_…`` (no SQL) and the tables of
+    :data:`_UNDIGESTED_TABLES`. A column a migration adds changes its table's text, as a migration making an index
+    again does the index's: each schema version's text is dreamdb's (:func:`_migrations_made`)."""
+    if kind in _DIGESTED and sql is not None and not (kind == "table" and name.startswith(_UNDIGESTED_TABLES)):
         import hashlib
 
         return kind, name, table, hashlib.sha256((sql or "").encode("utf-8", "surrogatepass")).hexdigest()[:16]
@@ -401,21 +416,19 @@ def schema_objects_made() -> frozenset[tuple[str, str, str, str]]:
 def unexpected_objects(conn) -> list[str]:
     """The objects of the index's schema (``sqlite_master``: tables, indexes, triggers, views, virtual tables and
     their shadow tables) that no migration of dreamdb's makes, as ``"trigger zz_poison"``, sorted: a trigger, view,
-    table or index another program added, or one of dreamdb's triggers or views whose SQL another program changed.
+    table or index another program added, or one of dreamdb's whose SQL another program changed.
     The index is then not dreamdb's own as written, and is rebuilt as a damaged one is (QA round 147-F F1: a trigger
     in an index committed to a repository rewrote every title a sync wrote into text the vault does not hold, and
     kept doing so through ``sync --force``).
 
-    One read of ``sqlite_master`` compared with :data:`SCHEMA_OBJECTS` (≈ 0.06 ms); only where that finds an
+    One read of ``sqlite_master`` compared with :data:`SCHEMA_OBJECTS` (≈ 0.09 ms); only where that finds an
     object it lacks (another sqlite-vec's names for its tables, or one really not dreamdb's) are the migrations
     applied in memory to tell (:func:`schema_objects_made`). An index of an older schema version holds fewer of them,
     none other; SQLite's ``ANALYZE`` statistics (:data:`SQLITE_STATS`) are allowed. An index is compared by its SQL
-    too, as a trigger is (QA round 148-B F7)."""
-    # (a table's row read as its key already: its SQL is not compared, nor read; an index's, trigger's or view's with
-    # its SQL, hashed only here, ≈ 30 of them)
-    odd = [key for key in (_object_key(*row) for row in set(conn.execute(
-        "SELECT type, name, tbl_name, CASE WHEN type IN ('index', 'trigger', 'view') THEN sql ELSE '' END"
-        " FROM sqlite_master").fetchall()) - SCHEMA_OBJECTS) if key not in SCHEMA_OBJECTS]
+    too, as a trigger is (QA round 148-B F7), and a table (149-B F2: a ``CHECK`` added to ``documents``)."""
+    # (every object's SQL hashed only here, ≈ 40 of them: SQLite's autoindexes and sqlite-vec's tables not)
+    odd = [key for key in (_object_key(*row) for row in conn.execute(
+        "SELECT type, name, tbl_name, sql FROM sqlite_master").fetchall()) if key not in SCHEMA_OBJECTS]
     if not odd:
         return []
     odd = [key for key in odd if not (key[0] == "table" and key[1] in SQLITE_STATS)]
