@@ -625,22 +625,28 @@ def _function_word_pattern() -> re.Pattern:
 
 
 def _typed_in_capitals(text: str) -> bool:
-    """Whether ``text`` (a prompt less its function words) is typed in capitals: most of its words of prose, a word of
-    two letters or more made of letters only and of a script with capitals, are all in capitals. A path, a file or
-    code name, a URL (``main.go``, ``app.py``, ``https://…``) is no word of prose, and a word or two in lower case
-    (a command, ``npm``) leave a prompt typed in capitals so (QA round 147-A F1: "CAN YOU HELP US WITH npm" was not
-    all capitals, and kept ``US``); a prompt whose words are half or more in lower case is a sentence naming acronyms
-    ("how do we use the AWS API for US"), and so is one holding a stopword in lower case, whatever the share: a word
-    of the sentence a prompt typed in capitals would have in capitals too (QA round 147-H F1: "DNS TTL for US CDN",
-    three acronyms of four words, dropped its ``US``), where a command or name in lower case (``npm``) is no
-    stopword. A stopword is one in any spelling the hook reads it in (:func:`_acknowledgement_key`: Turkish typed
-    without its letters too, ``icin``, ``nasil``; QA round 148-B F4: "US CDN icin DNS TTL ayari" dropped its ``US``,
-    which "US CDN için DNS TTL ayarı" keeps)."""
-    stopwords = _acknowledgement_keys()[4]
-    words = [w for w in (w.strip("\"'`.,:;!?()[]{}<>«»“”‘’") for w in text.split())
-             if len(w) > 1 and w.isalpha() and w.lower() != w.upper()]
-    if any(w.islower() and _acknowledgement_key(w) in stopwords for w in words):
+    """Whether ``text`` (a prompt) is typed in capitals: most of its words of prose, a word of two letters or more
+    made of letters only and of a script with capitals, are all in capitals, its function words not counted (one in
+    capitals may be the acronym the prompt names, ``US``). A path, a file or code name, a URL (``main.go``,
+    ``app.py``, ``https://…``) is no word of prose, and a word or two in lower case (a command, ``npm``) leave a
+    prompt typed in capitals so (QA round 147-A F1: "CAN YOU HELP US WITH npm" was not all capitals, and kept ``US``);
+    a prompt whose words are half or more in lower case is a sentence naming acronyms ("how do we use the AWS API for
+    US"), and so is one holding a stopword in lower case, whatever the share: a word of the sentence a prompt typed in
+    capitals would have in capitals too (QA round 147-H F1: "DNS TTL for US CDN", three acronyms of four words,
+    dropped its ``US``), where a command or name in lower case (``npm``) is no stopword. A stopword is one in any
+    spelling the hook reads it in (:func:`_acknowledgement_key`: Turkish typed without its letters too, ``icin``,
+    ``nasil``; QA round 148-B F4: "US CDN icin DNS TTL ayari" dropped its ``US``, which "US CDN için DNS TTL ayarı"
+    keeps). A stopword is one of :data:`FUNCTION_WORDS` too, looked for before they are left out (QA round 149-B F3:
+    "US CDN DNS TTL göre", "please fix US CDN DNS" dropped their ``US``, which "US CDN DNS TTL gibi" keeps)."""
+    stopwords = _acknowledgement_keys()[4]  # (the analyzer's stopwords and FUNCTION_WORDS)
+
+    def prose(text: str) -> list[str]:
+        return [w for w in (w.strip("\"'`.,:;!?()[]{}<>«»“”‘’") for w in text.split())
+                if len(w) > 1 and w.isalpha() and w.lower() != w.upper()]
+
+    if any(w.islower() and _acknowledgement_key(w) in stopwords for w in prose(text)):
         return False
+    words = prose(_function_word_pattern().sub(" ", text))
     return 2 * sum(w.isupper() for w in words) > len(words)
 
 
@@ -649,12 +655,12 @@ def without_function_words(text: str) -> str:
     in lower case or capitalised) replaced by a space: what the hook recalls for a prompt. A word in capitals
     (``US``, an acronym) in a prompt not typed in capitals, words joined to others (``us-east``, ``src/around/x.py``,
     ``others.py``, ``"whatever"``) and every other character are kept. In a prompt typed in capitals
-    (:func:`_typed_in_capitals`, its function words left out) a word in capitals is no sign of an acronym, and goes
+    (:func:`_typed_in_capitals`) a word in capitals is no sign of an acronym, and goes
     as its lowercase form does (QA round 146-D F2: "PLEASE FIX IT" injected notes for ``please``, "CAN YOU HELP US"
     for ``us``, where "please fix it" printed nothing; 147-A F1: so did "CAN YOU HELP US WITH npm", whose ``npm``
     is in lower case)."""
     pattern = _function_word_pattern()
-    shouted = _typed_in_capitals(pattern.sub(" ", text))
+    shouted = _typed_in_capitals(text)
     return pattern.sub(lambda m: m.group(0) if not shouted and len(m.group(0)) > 1 and m.group(0).isupper()
                        else " ", text)
 

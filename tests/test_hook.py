@@ -2029,6 +2029,27 @@ def test_a_turkish_stopword_typed_without_turkish_letters_marks_a_sentence_namin
         assert _typed_in_capitals(shouted) and without_function_words(shouted).split() == words, shouted
 
 
+def test_a_function_word_in_lower_case_marks_a_sentence_naming_acronyms():
+    """QA round 149-B F3: the capitals were judged on the prompt less its function words, so a function word in lower
+    case that is no analyzer stopword (``göre``, ``could``, ``please``, ``bize``) did not mark a sentence naming
+    acronyms, as ``gibi`` or ``for`` do: "US CDN DNS TTL göre", "DNS TTL could US CDN" and "please fix US CDN DNS"
+    were taken as typed in capitals and dropped their ``US``. A function word in lower case is a stopword in lower
+    case; one in capitals, as before, is not counted in the share (it may be the acronym, ``US``)."""
+    from dreamdb.hook import _typed_in_capitals, without_function_words
+
+    for prompt, read in (("US CDN DNS TTL göre", "US CDN DNS TTL  "), ("US CDN DNS TTL gore", "US CDN DNS TTL  "),
+                         ("DNS TTL could US CDN", "DNS TTL   US CDN"), ("please fix US CDN DNS", "  fix US CDN DNS"),
+                         ("bize US CDN DNS TTL", "  US CDN DNS TTL"), ("US CDN DNS TTL gibi", "US CDN DNS TTL gibi"),
+                         ("DNS TTL for US CDN", "DNS TTL for US CDN")):
+        assert not _typed_in_capitals(prompt) and without_function_words(prompt) == read, prompt
+    # typed in capitals, the function words too: they go, and are not counted (US among them)
+    for shouted, words in (("US CDN DNS TTL GÖRE", ["CDN", "DNS", "TTL"]),
+                           ("PLEASE FIX US CDN DNS", ["FIX", "CDN", "DNS"]),
+                           ("COULD YOU HELP US WITH npm", ["YOU", "HELP", "WITH", "npm"]),
+                           ("Please FIX US DNS", ["FIX", "DNS"])):
+        assert _typed_in_capitals(shouted) and without_function_words(shouted).split() == words, shouted
+
+
 def test_a_cwd_that_is_no_usable_path_is_said_so_not_logged_as_a_failure(tmp_path):
     """QA round 100-B F4: a payload's cwd that is a symlink loop, or a name too long for the system, was logged as
     "hook failed: RuntimeError … DREAMDB_DEBUG=1 prints the traceback", the words of a bug."""
