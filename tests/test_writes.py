@@ -1696,6 +1696,42 @@ def test_update_writes_an_unquoted_updated_unquoted_when_its_new_value_reads_as_
         assert parse_date_value(written) == utc and date_value(written) == "2026-12-07T04:37:19Z", (old, now, written)
 
 
+def test_update_keeps_the_separator_and_zone_of_every_yaml_timestamp_form(vault: Path):
+    """QA round 149-B F4: a YAML timestamp with an offset of one digit (``updated: 2026-08-18 10:00:00 -5``) became
+    ``2026-12-07T07:43:55Z``, its space made a ``T``: the form's zone took two-digit hours only, so the value fell to
+    the ISO form. Every YAML 1.1 timestamp form keeps its separator, the spaces before its zone and the zone's form
+    (hours of one digit too; UTC as ``Z``, after the same spaces, which YAML reads as a timestamp), and PyYAML and the
+    index read the new value as the instant of the update."""
+    from dreamdb.vault.parse import date_value
+
+    path = vault / "knowledge" / "zones.md"
+    utc = datetime(2026, 12, 7, 7, 43, 55, tzinfo=timezone.utc)
+    ny = datetime(2026, 12, 7, 2, 43, 55, tzinfo=timezone(-timedelta(hours=5)))  # (the same instant)
+    delhi = datetime(2026, 12, 7, 13, 13, 55, tzinfo=timezone(timedelta(hours=5, minutes=30)))
+    cases = [("2026-08-18 10:00:00 -5", utc, "2026-12-07 07:43:55 Z"),
+             ("2026-08-18 10:00:00 -5", ny, "2026-12-07 02:43:55 -5"),
+             ("2026-08-18 10:00:00 -5", delhi, "2026-12-07 13:13:55 +5:30"),
+             ("2026-08-18T10:00:00+2", ny, "2026-12-07T02:43:55-5"),
+             ("2026-08-18t10:00:00-5", utc, "2026-12-07t07:43:55Z"),
+             ("2026-08-18 10:00:00 +2:30", ny, "2026-12-07 02:43:55 -5:00"),
+             ("2026-08-18 10:00:00 +02:00", utc, "2026-12-07 07:43:55 Z"),
+             ("2026-08-18 10:00:00 +02:00", ny, "2026-12-07 02:43:55 -05:00"),
+             ("2026-08-18  10:00:00  +12", ny, "2026-12-07  02:43:55  -05"),
+             ("2026-08-18 10:00:00.5 -5", utc, "2026-12-07 07:43:55 Z"),
+             ("2026-08-18 10:00:00. -5", ny, "2026-12-07 02:43:55 -5"),
+             ("2026-8-18 1:00:00 -5", utc, "2026-12-07 07:43:55 Z"),  # (a month, day or hour of one digit)
+             ("2026-08-18 10:00:00 -5  # by hand", ny, "2026-12-07 02:43:55 -5  # by hand")]
+    for old, now, new in cases:
+        path.write_text(f"---\ntitle: Zones\nupdated: {old}\n---\nbody\n")
+        assert isinstance(yaml.safe_load(f"updated: {old}")["updated"], datetime), old  # (a YAML timestamp)
+        update(vault, "zones", tags=["q"], now=now)
+        text = path.read_text()
+        assert f"\nupdated: {new}\n" in text, (old, now, text)
+        written = yaml.safe_load(text.split("---")[1])["updated"]
+        assert isinstance(written, datetime) and written == utc, (old, now, written)
+        assert date_value(written) == "2026-12-07T07:43:55Z", (old, now, written)
+
+
 def test_an_unquoted_updated_of_no_form_kept_becomes_todays_date_unquoted(vault: Path):
     """QA round 148-G F1: ``updated: 2026-08-18Z`` and ``updated: 2026-08-18 UTC`` (days the index reads, in no form
     :func:`_updated_value` keeps) and an epoch ``1755475200`` became ``updated: '2026-12-07'``, quoted, against the

@@ -212,24 +212,29 @@ def _scalar(value: Any) -> str:
 
 
 _DATE_TIME_FORM = re.compile(r"""
-    \s* \d{4} (?P<dash>-?) (?: (?P<week>[wW]) \d\d (?P=dash) \d | \d\d (?P=dash) \d\d | (?P<ordinal>\d{3}) )  # day
-    (?: (?P<sep>[Tt]|[ \t]+) \d\d? (?: (?P<colon>:?) \d\d (?: (?P=colon) (?P<seconds>\d\d) (?:[.,]\d+)? )? )?  # time
-        (?P<zone> [ \t]* (?: (?P<z>[Zz]) | [-+] \d\d (?: (?P<offset_colon>:?) (?P<offset_minutes>\d\d) )? ) )?  # zone
+    \s* \d{4} (?P<dash>-?) (?: (?P<week>[wW]) \d\d (?P=dash) \d | (?:\d\d|(?<=-)\d) (?P=dash) (?:\d\d|(?<=-)\d)
+                            | (?P<ordinal>\d{3}) )  # day
+    (?: (?P<sep>[Tt]|[ \t]+) \d\d? (?: (?P<colon>:?) \d\d (?: (?P=colon) (?P<seconds>\d\d) (?:\.\d*|,\d+)? )? )?  # time
+        (?P<zone> [ \t]* (?: (?P<z>[Zz])
+                            | [-+] (?P<offset_hours>\d\d|\d(?!\d)) (?: (?P<offset_colon>:?) (?P<offset_minutes>\d\d) )? ) )?  # zone
     )?""", re.VERBOSE)
 """The form of an ISO-8601 day or date and time as frontmatter writes it (the forms the index reads,
-:func:`dreamdb.timeparse.parse_instant`): the day as a calendar date, an ordinal date or a week date, with dashes or
-without; the time's separator (``T``, ``t`` or spaces), its colons or none, its seconds or none; its zone (``Z``,
-``z``, an offset with a colon, without one, or hours alone). :func:`_in_form` writes a new value in it."""
+:func:`dreamdb.timeparse.parse_instant`), and of every YAML 1.1 timestamp (PyYAML's: a month, a day or an hour of
+one digit, ``2026-8-18 1:00:00``, an offset of one, ``-5`` or ``+5:30``, spaces before the zone, ``10:00:00 -5``;
+QA round 149-B F4): the day as a calendar date, an ordinal date or a week date, with dashes or without; the time's
+separator (``T``, ``t`` or spaces), its colons or none, its seconds or none; its zone (``Z``, ``z``, an offset with a
+colon, without one, or hours alone) and the spaces before it. :func:`_in_form` writes a new value in it."""
 
 
 def _in_form(value: date, form: re.Match) -> str:
     """``value`` (a date, or a datetime naive or with its offset) written in the ``form`` of an old value
     (:data:`_DATE_TIME_FORM`): ``2026-W34-2``, ``2026-230T10:00Z``, ``20260818T100000Z``, ``2026-08-18 10:00``,
     ``2026-08-18T10:00:00-0700``. A time is written to the minute at least, to the second where the form has seconds
-    (without a fraction). A time in UTC is written with the form's ``Z``, or ``Z`` where the form has an offset with a
+    (without a fraction); a month, day or hour of two digits (``2026-8-18 1:00:00``, a YAML timestamp, as ISO's). A time in UTC is written with the form's ``Z``, or ``Z`` where the form has an offset with a
     colon or of hours alone (``+02:00``, ``+02``: a YAML timestamp either way), ``+0000`` where it has one without a
     colon (``-0700``: text to YAML either way); another offset in the form's (``Z``'s: ``+02:00``, or ``+0200`` beside
-    a time without colons)."""
+    a time without colons), its hours of one digit where the form's are (``-5``, ``+5:30``: QA round 149-B F4), after
+    the spaces the form has before its zone."""
     dash = form["dash"]
     if form["week"]:
         year, week, weekday = value.isocalendar()
@@ -253,10 +258,12 @@ def _in_form(value: date, form: re.Match) -> str:
     minutes = int(offset.total_seconds()) // 60
     hours, minutes = divmod(abs(minutes), 60)
     sign = "-" if offset.total_seconds() < 0 else "+"
+    # (hours of one digit where the form's are, -5 or +5:30, as YAML reads them; +1000 and +0530 keep two)
+    hour = f"{hours:d}" if form["offset_hours"] and len(form["offset_hours"]) == 1 else f"{hours:02d}"
     if form["offset_minutes"] is None and not form["z"] and not minutes:  # (+02)
-        return f"{text}{space}{sign}{hours:02d}"
+        return f"{text}{space}{sign}{hour}"
     sep = form["offset_colon"] if form["offset_minutes"] is not None else colon  # (Z, +02: as the time, +02:00, +0200)
-    return f"{text}{space}{sign}{hours:02d}{sep}{minutes:02d}"
+    return f"{text}{space}{sign}{hour if sep else f'{hours:02d}'}{sep}{minutes:02d}"
 
 
 def _timestamp(value: date, old_text: str) -> str:
