@@ -501,25 +501,31 @@ def _chunks_matched(conn, model_id: str, doc: int, vecs, chunks, merge: float,
     the document's chunks, QA round 143-C F2; and then how many of the chunks *with* a near-copy are not, without
     the title, the text of one of its chunks: 0 for a copy of the note under another title, which adds no text,
     and more for a draft that changed text in them, which a cosine ≥ ``merge`` cannot tell from a copy: QA round
-    145-F F4, "the candidate adds no text" of a draft that changed "must always run" to "must not run"), scored
+    145-F F4, "the candidate adds no text" of a draft that changed "must always run" to "must not run"), texts
+    compared in composed form (NFC, as the model is given them), scored
     exactly over its chunks with sqlite-vec's cosine, as the neighbours' scores are (:func:`dreamdb.embeddings.store.
     dense_search`): numpy's float32 product gave 0.99999994 for a copy the neighbour scored 1.0, and ``--merge 1``
     said an exact copy added text (QA round 145-F F2)."""
     import numpy as np
 
+    from dreamdb.embeddings.chunk import composed
     from dreamdb.embeddings.store import _as_query, _exact_for_docs
 
     near = np.array([bool(best) and best[0][1] >= merge  # (the best chunk's cosine; none: a vector with no direction)
                      for best in (_exact_for_docs(conn, _as_query(v), model_id, 1, {doc}) for v in vecs)], dtype=bool)
-    held = dict(conn.execute("SELECT content_hash, text FROM chunks WHERE doc = ?", (doc,)).fetchall())
-    identical = bool(held) and set(held) == {c.content_hash for c in chunks}
-    own = conn.execute("SELECT title FROM documents WHERE id = ?", (doc,)).fetchone()[0] or ""
+    # (texts compared in composed form, NFC, as the model is given them: QA round 149-C F1, a decomposed copy of a
+    # note was not identical)
+    held = {composed(t or "") for (t,) in conn.execute("SELECT text FROM chunks WHERE doc = ?", (doc,))}
+    mine = [composed(c.text) for c in chunks]
+    identical = bool(held) and held == set(mine)
+    own = composed(conn.execute("SELECT title FROM documents WHERE id = ?", (doc,)).fetchone()[0] or "")
+    title = composed(title)
     retitled, edited = False, 0
     if not near.all() and held and title != own.strip():
-        texts = {_untitled(t or "", own.strip()) for t in held.values()}
-        retitled = all(_untitled(c.text, title) in texts for c, ok in zip(chunks, near) if not ok)
+        texts = {_untitled(t, own.strip()) for t in held}
+        retitled = all(_untitled(t, title) in texts for t, ok in zip(mine, near) if not ok)
         if retitled:
-            edited = sum(_untitled(c.text, title) not in texts for c, ok in zip(chunks, near) if ok)
+            edited = sum(_untitled(t, title) not in texts for t, ok in zip(mine, near) if ok)
     return int(near.sum()), identical, retitled, edited
 
 

@@ -793,6 +793,42 @@ def test_an_exact_copy_meets_merge_1_in_every_chunk_as_in_its_score(tmp_path):
 
 @pytest.mark.skipif(not __import__("dreamdb.store.connect", fromlist=["x"]).CAN_LOAD_EXTENSIONS,
                     reason="the SQLite driver cannot load sqlite-vec")
+def test_a_copy_of_a_note_in_decomposed_unicode_is_identical(tmp_path):
+    """QA round 149-C F1: an exact copy of a Turkish note in decomposed form (NFD) was compared by the hashes of its
+    chunk texts, which differ from the composed note's, so it was never ``identical`` (and, embedded as it was, REVIEW
+    at 0.957). Texts are compared in composed form (NFC), as the model is given them; the embedder here composes
+    too, as :class:`dreamdb.embeddings.model.Embedder` does."""
+    import unicodedata
+
+    import numpy as np
+
+    from dreamdb.embeddings.chunk import composed
+    from tests.test_embed_store import QueryHashEmbedder
+    from tests.test_language import embedded
+
+    class ComposingEmbedder(QueryHashEmbedder):
+        def embed_passages(self, texts):
+            return np.stack([self.vec(composed(t)) for t in texts])
+
+    title = "Güvenlik duvarı değişiklikleri"
+    note = (f"---\nname: {title}\ndescription: Güvenlik duvarı kurallarının gözden geçirilmesi.\n---\n"
+            "Güvenlik duvarı kurallarında yapılacak her değişiklik önce küçük bir değişiklik isteği olarak açılır.\n")
+    vault = tmp_path / "_dream_context"
+    (vault / "knowledge").mkdir(parents=True)
+    (vault / "knowledge" / "guvenlik.md").write_text(note, encoding="utf-8")
+    (vault / "knowledge" / "other.md").write_text("---\ntitle: Other\n---\nUnrelated words about gardens.\n")
+    index, emb = embedded(vault, ComposingEmbedder())
+    with index:
+        nfd = unicodedata.normalize("NFD", note)
+        assert nfd != note
+        copy = dedup(index, emb, title=unicodedata.normalize("NFD", title), content=nfd, log=False)
+        assert (copy.verdict, copy.neighbours[0][0], copy.identical, copy.chunks_matched) == \
+            ("MERGE", "knowledge/guvenlik", True, 1), copy.as_dict()
+        assert "; its text is identical" in copy.reason, copy.reason
+
+
+@pytest.mark.skipif(not __import__("dreamdb.store.connect", fromlist=["x"]).CAN_LOAD_EXTENSIONS,
+                    reason="the SQLite driver cannot load sqlite-vec")
 def test_a_title_with_a_slash_is_read_as_a_doc_id_or_path_only_when_written_as_one(tmp_path):
     """QA round 145-F F3: ``--title "Why we use a reverse proxy/server"`` was REVIEW, "knowledge/server has this title":
     the part after its last ``/`` was read as a doc_id's or path's file name. A title is read so only when it ends

@@ -32,6 +32,7 @@ from typing import Sequence
 
 import numpy as np
 
+from dreamdb.embeddings.chunk import composed
 from dreamdb.errors import ModelError, ModelNotInstalled, ModelReplaced, UsageError
 from dreamdb.embeddings.locate import (
     PIECES_SIDECAR,
@@ -325,7 +326,8 @@ class Embedder:
     def embed(self, texts: Sequence[str], prefix: str = PASSAGE_PREFIX) -> np.ndarray:
         """Embed texts with an explicit prefix (``"query: "``, ``"passage: "`` or ``""``).
 
-        Texts are tokenised, sorted by token length, run in batches of
+        Texts are put in composed form (Unicode NFC: the tokenizer reads a letter written as a base and a combining
+        mark as other, rarer tokens), tokenised, sorted by token length, run in batches of
         ``batch_size`` padded to the batch's longest text, mean-pooled over the
         attention mask, L2-normalised and put back in input order.
 
@@ -380,7 +382,7 @@ class Embedder:
         """
         if isinstance(texts, (str, bytes)) or not all(isinstance(t, str) for t in texts):
             raise TypeError("texts must be a list of str, not a single str or other items")
-        return count_tokens_with(self._tok, [_encodable(t) for t in texts], prefix)
+        return count_tokens_with(self._tok, texts, prefix)
 
     @property
     def _tok(self):
@@ -533,13 +535,15 @@ class Embedder:
 
 
 def _encodable(text: str) -> str:
-    """``text`` with any lone surrogate (a byte that was not UTF-8, as Python decodes a command-line
-    argument: ``sleep \\xfe debt``) replaced by U+FFFD, which the tokenizer reads as an unknown character."""
+    """``text`` as the tokenizer is given it: any lone surrogate (a byte that was not UTF-8, as Python decodes a
+    command-line argument: ``sleep \\xfe debt``) replaced by U+FFFD, which the tokenizer reads as an unknown
+    character, and in composed form (NFC, :func:`dreamdb.embeddings.chunk.composed`), which the tokenizer's own
+    normaliser does not make of decomposed text (QA round 149-C F1)."""
     try:
         text.encode("utf-8")
-        return text
     except UnicodeEncodeError:
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return composed(text)
 
 
 def _short(exc: BaseException, limit: int = 300) -> str:
@@ -745,7 +749,8 @@ def load_tokenizer(path: str | os.PathLike | None = None):
 
 
 def count_tokens_with(tokenizer, texts: Sequence[str], prefix: str = PASSAGE_PREFIX) -> list[int]:
-    """Count tokens (incl. prefix and <s>/</s>, no truncation) with an already loaded tokenizer.
+    """Count tokens (incl. prefix and <s>/</s>, no truncation) with an already loaded tokenizer, of the texts as the
+    model is given them (a lone surrogate as U+FFFD, in composed form: NFC).
 
     Args:
         tokenizer: from :func:`load_tokenizer` (or ``Embedder``'s).
@@ -757,7 +762,7 @@ def count_tokens_with(tokenizer, texts: Sequence[str], prefix: str = PASSAGE_PRE
     """
     if isinstance(texts, (str, bytes)):
         raise TypeError("texts must be a list of str, not a single str")
-    return [len(e.ids) for e in tokenizer.encode_batch([prefix + t for t in texts])]
+    return [len(e.ids) for e in tokenizer.encode_batch([prefix + _encodable(t) for t in texts])]
 
 
 _TOKENIZERS: dict = {}
