@@ -25,7 +25,8 @@ Changelog entries (``dreamdb remember``) have no vectors, so the gate never comp
 
 It advises only: nothing in the vault or index changes, except that each
 decision is appended as one JSON line to ``dedup.log.jsonl`` in the index
-folder (time, candidate title, verdict and its reason, neighbours, thresholds, model id, what was not compared),
+folder (time, candidate title, verdict and its reason, neighbours, thresholds, model id, what was not compared, and
+in ``notes`` what the decision may miss: an index compared as it is, which its sync could not bring up to the vault),
 rotated past :data:`LOG_MAX_BYTES`.
 
 The result also says what was *not* compared (QA round 57): the candidate's text past
@@ -97,6 +98,11 @@ class DedupResult:
         archived: doc_ids of the neighbours whose file is in an archive folder (a ``.`` name, indexed with
             ``DREAMDB_INCLUDE_ARCHIVES=1``), which dreamdb never edits: a MERGE with one says so (its reason).
         types_not_compared: document types never embedded, so never neighbours (``["changelog"]``).
+        read_as_is: the note of an index compared as it is because its sync before the decision could not run
+            (:attr:`dreamdb.api.Index.read_as_is`: another process held it, or it cannot be written): vault edits
+            since its last sync, a note deleted or changed, may be missing, and a neighbour's file may be gone; else
+            ``None``. Logged with the decision; ``embed dedup --json`` gives it among its ``notes`` (QA round 149-C
+            F2: a MERGE with a note whose file was gone said nothing machine-readable of it).
     """
 
     verdict: str
@@ -118,6 +124,7 @@ class DedupResult:
     paths: dict = field(default_factory=dict)
     types_not_compared: list[str] = field(default_factory=list)
     archived: list[str] = field(default_factory=list)
+    read_as_is: str | None = None
 
     @property
     def compared_share(self) -> float:
@@ -469,6 +476,7 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
                                 for d, _s in ranked[:top] if d in names})
     cov = coverage(conn, embedder.model_id)
     result.documents_not_compared, result.documents_outdated = cov["not_compared"], cov["outdated"]
+    result.read_as_is = getattr(index_or_conn, "read_as_is", None)  # (an Index's; a bare connection has no sync)
     if log and log_dir is not None:
         result.log_path = _append_log(log_dir, title, result)
     return result
@@ -570,6 +578,7 @@ def _append_log(folder: Path, title: str, result: DedupResult) -> str | None:
             "excluded": result.excluded,
             "documents_not_compared": result.documents_not_compared,
             "documents_outdated": result.documents_outdated,
+            "notes": [*([result.read_as_is] if result.read_as_is else []), *result.notes()],
         }, ensure_ascii=False)
         fd = os.open(path, flags, 0o600)
         st = os.fstat(fd)

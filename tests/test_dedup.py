@@ -993,6 +993,52 @@ def test_the_plain_gate_compares_as_it_is_while_another_process_holds_the_index(
     assert result["verdict"] == "MERGE" and result["documents_not_compared"] == 0, result
 
 
+@pytest.mark.skipif(not __import__("dreamdb.store.connect", fromlist=["x"]).CAN_LOAD_EXTENSIONS,
+                    reason="the SQLite driver cannot load sqlite-vec")
+def test_a_gate_compared_as_the_index_is_says_so_in_its_json_and_its_log(tmp_path, monkeypatch, capsys):
+    """QA round 149-C F2: ``embed dedup --json`` while another process held the index's write lock gave MERGE with a
+    note whose file was gone, and only stderr said the index was read as it was: no ``notes`` key (recall --json and
+    sql carry one for this), nothing in the decision's log line. Both carry the note now."""
+    from dreamdb.cli import main
+    from dreamdb.dedup import LOG_FILE_NAME
+    from dreamdb.embeddings import model
+    from dreamdb.store import connect as db
+    from tests.test_embed_store import HashEmbedder, make_vault
+
+    emb = HashEmbedder("test-hash-stale")
+    monkeypatch.setattr(model, "get_embedder", lambda *a, **kw: emb)
+    vault = make_vault(tmp_path / "project" / "_dream_context", n_docs=3)
+    with dreamdb.open(vault) as index:
+        assert index.refresh_embeddings(embedder=emb).embedded == 6
+    draft = tmp_path / "draft.md"
+    draft.write_text((vault / "knowledge" / "doc0.md").read_text(encoding="utf-8"), encoding="utf-8")
+    gate = ["embed", "dedup", "--vault", str(vault), "--title", "Doc 0", "--file", str(draft), "--json"]
+    log = vault / ".dreamdb" / LOG_FILE_NAME
+    holder = db.connect(vault / ".dreamdb" / "index.db")
+    holder.execute("BEGIN IMMEDIATE")  # another process's long sync or refresh
+    try:
+        (vault / "knowledge" / "doc0.md").unlink()
+        capsys.readouterr()
+        code = main(gate)
+        out, err = capsys.readouterr()
+    finally:
+        holder.close()
+    assert code == 0, err
+    result = json.loads(out)
+    stale = ("another process holds the index (a dreamdb sync or refresh, a program reading it in a transaction, or"
+             " another open Index of this process); answered from the index as it is (vault edits since its last"
+             " sync may be missing)")
+    assert (result["verdict"], result["neighbours"][0]["doc_id"]) == ("MERGE", "knowledge/doc0"), result
+    assert result["notes"] == [stale], result
+    assert f"note: {stale}" in err, err
+    assert json.loads(log.read_text(encoding="utf-8").splitlines()[-1])["notes"] == [stale]
+    code = main(gate)  # the lock gone: synced, doc0 gone from the index, nothing to say
+    out, err = capsys.readouterr()
+    result = json.loads(out)
+    assert code == 0 and result["verdict"] != "MERGE" and result["notes"] == [], result
+    assert json.loads(log.read_text(encoding="utf-8").splitlines()[-1])["notes"] == []
+
+
 @pytest.mark.model
 def test_if_present_skips_at_once_on_an_index_another_process_builds_for_the_first_time(tiny_vault, model_dir,
                                                                                        monkeypatch, capsys):

@@ -463,6 +463,8 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
     from dreamdb.embeddings.store import pending
     from dreamdb.errors import ModelError, ModelNotInstalled
 
+    said: list[str] = []  # the index's notes said on stderr, which --json carries too (QA round 149-C F2)
+
     def skip(reason: str) -> None:
         if as_json:
             click.echo(output.to_json({"verdict": "SKIPPED", "reason": reason, "neighbours": []}))
@@ -495,7 +497,7 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
         # first…", then exit 5 after 10 s, of one edited note)
         as_is = kept_out is not None or index.read_as_is is not None
         if not as_is:  # (a rebuild or upgrade said before the embedding it causes, on stderr with --json too: QA round
-            print_notes(index)  # 76 F9, 87 L5, 115-B F3)
+            said = print_notes(index)  # 76 F9, 87 L5, 115-B F3)
     from dreamdb.embeddings.model import get_embedder
 
     try:
@@ -526,23 +528,25 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
             raise
         print_notes(index)
         return skip(f"the embedding model cannot be used: {exc.message}")
-    print_notes(index)
-    if as_json:
-        click.echo(output.to_json(result.as_dict()))
+    said += print_notes(index)
+    notes = result.notes()  # what was not compared (QA round 57 M2, M3)
+    if result.excluded:
+        notes.append(f"{file_} is the indexed {', '.join(result.excluded)}: compared with the other documents")
+    if result.log_path is None:  # (QA round 97-C F5: only --json's log_path null said so)
+        from dreamdb.dedup import LOG_FILE_NAME
+
+        notes.append(f"the decision was not logged: {Path(index.index_path).parent / LOG_FILE_NAME} cannot be"
+                     " written (a link or not a regular file, no permission, or no space)")
+    if as_json:  # (the index's notes too: QA round 149-C F2, a MERGE with a note whose file was gone, the index
+        # compared as it was under another process's lock, said so on stderr alone)
+        click.echo(output.to_json({**result.as_dict(), "notes": [*said, *notes]}))
         return
     click.echo(output.visible_id(f"{result.verdict}: {result.reason}"))  # (its reason names ids: QA round 139-D F2)
     rows = [{"score": f"{s:.4f}", "doc_id": d, "title": t[:70]} for d, t, s in result.neighbours]
     if rows:
         click.echo(output.table(rows))
-    for note in result.notes():  # what was not compared (QA round 57 M2, M3)
+    for note in notes:
         say(f"note: {note}")
-    if result.excluded:
-        say(f"note: {file_} is the indexed {', '.join(result.excluded)}: compared with the other documents")
-    if result.log_path is None:  # (QA round 97-C F5: only --json's log_path null said so)
-        from dreamdb.dedup import LOG_FILE_NAME
-
-        say(f"note: the decision was not logged: {Path(index.index_path).parent / LOG_FILE_NAME} cannot be"
-            " written (a link or not a regular file, no permission, or no space)")
 
 
 def _indexed_as(index, file_: str) -> list[str]:

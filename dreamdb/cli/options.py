@@ -117,17 +117,21 @@ def require_text(text: str, path: str, option: str, *, after: str, hint: str) ->
                      f"U+{ord(hidden):04X}{' ' + name if name else ''}); {after}.", hint=hint)
 
 
-def print_notes(index, extra=(), *, skip_note: str | None = None) -> None:
+def print_notes(index, extra=(), *, skip_note: str | None = None) -> list[str]:
     """``note:`` lines on stderr: ``extra`` (e.g. a sync report's warnings), then the index's notes
     (lazy-sync warnings, a damaged index rebuilt, a lock waited for). ``skip_note`` (the index's
     ``read_as_is``: "answered from the index as it is") is kept among the index's notes, to be said with the
-    answer, not before it: a command that then fails gave no answer (QA round 143-E F4)."""
+    answer, not before it: a command that then fails gave no answer (QA round 143-E F4). Returns the notes said
+    (for a command's JSON output, which carries them too)."""
     notes = index.take_notes()
+    said = []
     for note in [*extra, *notes]:
         if skip_note is not None and note == skip_note:
             index.notes.append(note)
             continue
         say(f"note: {note}")
+        said.append(note)
+    return said
 
 
 def no_such_command(ctx: click.Context, name: str, names) -> None:
