@@ -506,12 +506,12 @@ def _refresh_hint(conn) -> str:
     """The end of a note on texts waiting for embedding: ``run: dreamdb embed refresh``, or, while another process's
     refresh holds its lock (:func:`dreamdb.embeddings.store.refresh_running`), that it is under way (QA round 147-D
     F2: the note told the user to start a second one, which would only wait for it)."""
-    from dreamdb.embeddings.store import refresh_running
+    from dreamdb.embeddings.store import REFRESH_RUNNING, refresh_advice
 
-    if refresh_running(conn):
-        return ("another dreamdb process is refreshing the embeddings now (dreamdb embed status shows its progress;"
-                " the texts it embeds serve the next queries)")
-    return "run: dreamdb embed refresh"
+    advice = refresh_advice(conn)
+    if advice == REFRESH_RUNNING:
+        return f"{advice} (dreamdb embed status shows its progress; the texts it embeds serve the next queries)"
+    return advice
 
 
 _LOSS_WORDS = ("rebuilt from the vault", "not indexed", "indexed before it broke", "cannot read", "looks binary",

@@ -1255,6 +1255,59 @@ def test_interrupted_forced_refresh_leaves_every_text_with_a_vector(tiny_vault):
         assert index.conn.execute("SELECT COUNT(*) FROM meta WHERE key LIKE 'embed_force_below:%'").fetchone()[0] == 0
 
 
+def test_a_forced_refresh_running_in_another_process_is_not_said_interrupted(tiny_vault, monkeypatch, capsys):
+    """QA round 149-C F3: while ``embed refresh --force`` ran in another process, ``embed status`` said "96 texts still
+    to re-embed for an interrupted --force (…; run: dreamdb embed refresh)", and its JSON summary the same: the texts
+    it has left are said to be re-embedded now, as a recall's note says of a running refresh."""
+    from dreamdb.cli import main
+    from dreamdb.embeddings import locate
+
+    make_vault(tiny_vault, 6)  # 12 chunk texts
+    emb = HashEmbedder()
+
+    class Stop(Exception):
+        pass
+
+    def progress(done, total):
+        if done >= 4:
+            raise Stop
+
+    with open_synced(tiny_vault) as index:
+        store.refresh(index.conn, emb)
+        with pytest.raises(Stop):  # (the state a --force under way leaves in the index: its bound, 8 texts left)
+            store.refresh(index.conn, emb, force=True, batch_size=4, progress=progress)
+    # the installed model, as embed status finds it (the vectors' model)
+    monkeypatch.setattr(locate, "model_status", lambda identify=False: {
+        "installed": True, "path": str(tiny_vault / "model"), "model_id": emb.model_id, "runtime_missing": []})
+    interrupted = ("8 texts still to re-embed for an interrupted --force (their vectors are used meanwhile; run:"
+                   " dreamdb embed refresh)")
+    running = ("8 texts still to re-embed for a --force (another dreamdb process is refreshing the embeddings now:"
+               " their vectors are used meanwhile)")
+
+    def status() -> tuple[str, str]:
+        assert main(["embed", "status", "--vault", str(tiny_vault)]) == 0
+        text = capsys.readouterr().out
+        assert main(["embed", "status", "--vault", str(tiny_vault), "--json"]) == 0
+        st = json.loads(capsys.readouterr().out)
+        assert st["reembed_pending"] == 8, st
+        return next(line for line in text.splitlines() if line.startswith("re-embed:")), st["summary"]
+
+    line, summary = status()
+    assert line == f"re-embed:  {interrupted}"
+    assert summary.endswith("; 8 chunk " + interrupted[2:]), summary
+    lock = str(tiny_vault / ".dreamdb" / store.LOCK_FILE_NAME)
+    holder = subprocess.Popen(  # (the --force's process: it holds the refresh lock until its stdin closes)
+        [sys.executable, "-c", "import sys; from filelock import FileLock; lock = FileLock(sys.argv[1]); lock.acquire();"
+         " print('held', flush=True); sys.stdin.read()", lock], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        line, summary = status()
+    finally:
+        holder.communicate("")
+    assert line == f"re-embed:  {running}"
+    assert summary.endswith("; 8 chunk " + running[2:]) and "interrupted" not in summary, summary
+
+
 def test_a_forced_refresh_ends_done_when_the_newest_vector_is_replaced_first(tiny_vault):
     """The newest vector (highest id) is a short text, so the first batch replaces it: SQLite would give the
     new vectors ids at or below the forced run's bound, and the run would seem unfinished for ever."""

@@ -270,9 +270,10 @@ def status_cmd(vault, as_json):
     if st.get("documents_cut"):
         # (the note names ids, shown: an id's ESC ]0; set the terminal's title, QA round 139-D F2)
         click.echo(f"cut:       {output.visible_id(cut_documents_note(st['documents_cut']))}")
-    if st.get("reembed_pending"):
-        click.echo(f"re-embed:  {output.count_noun(st['reembed_pending'], 'text')} still to re-embed for an interrupted"
-                   " --force (their vectors are used meanwhile; run: dreamdb embed refresh)")
+    if st.get("reembed_pending"):  # (a --force running in another process is not said interrupted: QA round 149-C F3)
+        from dreamdb.embeddings.store import refresh_advice, reembed_note
+
+        click.echo(f"re-embed:  {reembed_note(st['reembed_pending'], refresh_advice(index.conn), 'text')}")
     for m in st["models"]:
         click.echo(f"  {m['model_id']}  {m['name']}  {m['vectors']} vectors  since {m['first_seen']}")
     if st["languages"]:

@@ -227,6 +227,30 @@ def refresh_running(conn) -> bool:
     return False
 
 
+REFRESH_RUNNING = "another dreamdb process is refreshing the embeddings now"
+"""What a note or a summary says instead of ``run: dreamdb embed refresh`` while :func:`refresh_running`."""
+
+
+def refresh_advice(conn) -> str:
+    """The end of a line on texts or documents waiting for a refresh: ``run: dreamdb embed refresh``, or, while
+    another process's refresh holds its lock (:func:`refresh_running`), :data:`REFRESH_RUNNING` (QA round 149-C F3:
+    ``embed status`` called the texts a running ``--force`` had still to re-embed "an interrupted --force", to run
+    again)."""
+    return REFRESH_RUNNING if refresh_running(conn) else "run: dreamdb embed refresh"
+
+
+def reembed_note(forced: int, advice: str, noun: str = "chunk text") -> str:
+    """``forced`` texts (:func:`forced_remaining`) still to re-embed for a ``--force`` refresh, in words, ending with
+    ``advice`` (:func:`refresh_advice`): for an interrupted one, to run a refresh; for one another process runs now
+    (or the refresh taking up an interrupted one), that it does (QA round 149-C F3)."""
+    from dreamdb.output import count_noun
+
+    texts = count_noun(forced, noun)
+    if advice == REFRESH_RUNNING:
+        return f"{texts} still to re-embed for a --force ({advice}: their vectors are used meanwhile)"
+    return f"{texts} still to re-embed for an interrupted --force (their vectors are used meanwhile; {advice})"
+
+
 def register_model(conn, embedder) -> None:
     """Record the embedder in ``models`` (once per model id)."""
     with write_transaction(conn):
@@ -1285,10 +1309,17 @@ def embed_status(conn, model_id: str | None = None, *, most_vectors: bool = True
     if model_id is not None and conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'language_centroids'").fetchone():
         languages = dict(conn.execute(
             "SELECT COALESCE(lang, '?'), COUNT(*) FROM embeddings WHERE model_id = ? GROUP BY 1 ORDER BY 2 DESC, 1", (model_id,)))
+    advice: list[str] = []
+
+    def run() -> str:  # (the lock tried only for a summary that says what to do: QA round 149-C F3)
+        if not advice:
+            advice.append(refresh_advice(conn))
+        return advice[0]
+
     if model_id is None and total:  # (most_vectors false: no model to use them)
         summary = f"no usable model: hybrid recall falls back to BM25 ({chunks} chunks; {stored_vectors(models)})"
     elif model_id is None:
-        summary = f"no vectors yet ({chunks} chunks); run: dreamdb embed refresh"
+        summary = f"no vectors yet ({chunks} chunks); {run()}"
     elif not vectors and not chunks and docs_pending > uncounted:  # (never chunked, as a new index: QA round 147-D
         # F1, it read "0/0 chunks embedded …, 0 chunk texts to embed (0 vectors stored are reused …)", as if done)
         from dreamdb.output import count_noun
@@ -1296,29 +1327,31 @@ def embed_status(conn, model_id: str | None = None, *, most_vectors: bool = True
         others = [m for m in models if m["vectors"]]
         summary = (f"no vectors yet with {name or 'model'} {model_id}: {count_noun(docs_pending - uncounted, 'document')}"
                    " to chunk and embed" + (f" ({stored_vectors(others)}: another model's)" if others else "")
-                   + ": hybrid recall falls back to BM25 until they are made (run: dreamdb embed refresh)")
+                   + f": hybrid recall falls back to BM25 until they are made ({run()})")
     else:
         summary = f"{embedded}/{chunks} chunks embedded with {name or 'model'} {model_id}"
         if docs_pending > uncounted:  # e.g. after sync --force: documents wait to be re-chunked, their vectors are kept
             summary += (f", {docs_pending - uncounted} documents to chunk, {pend} chunk texts to embed ("
                         + (f"{vectors} vectors stored are reused for unchanged texts; " if vectors else "")
-                        + "run: dreamdb embed refresh)")
+                        + f"{run()})")
         elif uncounted:  # (rows from before migration 010: QA round 61 L4)
             summary += (f", {pend} pending; {uncounted} documents chunked by an older dreamdb to count again (vectors"
-                        " kept; run: dreamdb embed refresh)")
+                        f" kept; {run()})")
         else:
             summary += f", {pend} pending" if pend else ", up to date" if not forced else ""  # (QA round 121-B F3)
+        # (a --force another process runs now, or a refresh taking up an interrupted one, is no interrupted one to
+        # run again: QA round 149-C F3)
         if forced:
-            summary += (f"; {forced} chunk text{'' if forced == 1 else 's'} still to re-embed for an interrupted --force"
-                        " (their vectors are used meanwhile; run: dreamdb embed refresh)")
+            summary += "; " + reembed_note(forced, run())
         elif docs_pending and _forced_boundary(conn, model_id) is not None:  # (its texts not chunked yet: counted
             # once they are; QA round 122-B F5, the interrupted --force not said at all)
-            summary += "; an interrupted --force goes on once the documents are chunked (run: dreamdb embed refresh)"
+            summary += ("; a --force goes on once the documents are chunked (" if run() == REFRESH_RUNNING else
+                        "; an interrupted --force goes on once the documents are chunked (") + f"{run()})"
         if not vectors and chunks:  # (the vectors of another model, or of none: QA round 139-B F1)
             others = [m for m in models if m["model_id"] != model_id and m["vectors"]]
             summary += ("; none of this model's vectors yet" + (f" ({stored_vectors(others)}: another model's)"
                                                                  if others else "")
-                        + ": hybrid recall falls back to BM25 until they are made (run: dreamdb embed refresh)")
+                        + f": hybrid recall falls back to BM25 until they are made ({run()})")
     if cut:
         summary += "; " + cut_documents_note(cut)
     return {
