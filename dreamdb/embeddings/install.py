@@ -232,12 +232,18 @@ def install_from_dir(
             return _finish(tmp, dest_p, prov)
         except ModelError as exc:  # name the source's files, not the copies in the temporary folder (QA round 20)
             where = {str(tmp / MODEL_FILE): str(model), str(tmp / TOKENIZER_FILE): str(tok), str(tmp): str(src)}
-            message = exc.message
-            for copy, original in where.items():
-                message = message.replace(copy, original)
-            raise ModelError(message, hint=f"The files in {src} do not load as multilingual-e5-small: copy a complete"
-                             " ONNX export (tokenizer.json and model.onnx) and retry; the installed model, if any, was"
-                             " left as it was.") from exc
+            raise ModelError(_named_as_source(exc.message, where), hint=f"The files in {src} do not load as"
+                             " multilingual-e5-small: copy a complete ONNX export (tokenizer.json and model.onnx) and"
+                             " retry; the installed model, if any, was left as it was.") from exc
+
+
+def _named_as_source(message: str, where: Mapping[str, str]) -> str:
+    """``message`` (a failed check's, naming the files of the temporary folder an install removes as it fails) with
+    each such path ``where`` holds (file paths before their folder's) replaced by the source it was copied or
+    downloaded from."""
+    for copy, original in where.items():
+        message = message.replace(copy, original)
+    return message
 
 
 def _download(url: str, dst: Path, name: str, progress: ProgressFn | None, timeout: float) -> tuple[int, str]:
@@ -366,7 +372,18 @@ def download_official(
             "installed_at": _now(),
             "files": files,
         }
-        return _finish(tmp, dest_p, prov)
+        try:
+            return _finish(tmp, dest_p, prov)
+        except ModelError as exc:  # (QA round 149-C F4: a graph cut short on the mirror was named by its copy in the
+            # temporary folder, removed by then, and the hint said to build the installed model again, left intact)
+            where = {str(tmp / name): meta["url"] for name, meta in files.items()}
+            retry = f"{dreamdb_command()} model download{into}" + (f" --base-url {shlex.quote(base)}"
+                                                                  if base_url is not None else "")
+            raise ModelError(_named_as_source(exc.message, {**where, str(tmp): base}),
+                             hint=f"The files downloaded from {base} do not load as multilingual-e5-small (cut short"
+                                  " or damaged there, or another model's); the installed model, if any, was left as it"
+                                  f" was. Check the mirror and retry: {retry}. {hint}"
+                             ) from exc
 
 
 def ensure_model(build_if_missing: bool = True, path: str | os.PathLike | None = None) -> Path:
