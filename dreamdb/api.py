@@ -2785,14 +2785,17 @@ class Index:
             path = find_model_dir()
             if path is None:
                 chosen, origin = model_dir_candidate()
-                from dreamdb.embeddings.locate import install_hint
+                from dreamdb.embeddings.locate import install_hint, missing_reason
 
+                # (what is missing, as `model status` says it: QA round 149-C F5, "no embedding model" of a folder
+                # without its tokenizer.json)
+                why = missing_reason(chosen) or f"no model in {chosen}"
                 if origin == "env":  # the user pointed somewhere: say where, a model elsewhere is not used
                     hint = install_hint()  # (said in a note: "… (unset DREAMDB_MODEL_DIR …)")
-                    raise ModelNotInstalled(f"no embedding model in DREAMDB_MODEL_DIR={chosen}",
+                    raise ModelNotInstalled(f"no embedding model in DREAMDB_MODEL_DIR: {why}",
                                             hint=f"{hint[:1].lower()}{hint[1:]}")
                 if not self.allow_model_build:
-                    raise ModelNotInstalled("no embedding model is installed", hint=install_hint())
+                    raise ModelNotInstalled(f"no embedding model is installed: {why}", hint=install_hint())
                 from dreamdb.embeddings.install import ensure_model
 
                 path = ensure_model(build_if_missing=True)

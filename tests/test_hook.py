@@ -187,7 +187,9 @@ def test_a_quiet_fallback_to_bm25_is_written_to_the_hook_log(project, tmp_path):
     p = hook(payload("how is sleep debt computed before consolidation", project), env)
     assert p.returncode == 0 and p.stdout.decode().startswith(HEADER)  # the memories still come, from BM25
     log = (tmp_path / "h.log").read_text()
-    assert "hybrid recall unavailable, used bm25" in log and "DREAMDB_MODEL_DIR=" in log
+    # (what the folder lacks, as `model status` says it: QA round 149-C F5)
+    assert ("hybrid recall unavailable, used bm25: no embedding model in DREAMDB_MODEL_DIR: tokenizer.json missing in"
+            f" {tmp_path / 'empty-model'} (") in log, log
     # (the vault named: one log for every project's prompts; QA round 132-E F3)
     assert f"+00:00 {(project / '_dream_context').resolve()}: hybrid recall unavailable" in log, log
 

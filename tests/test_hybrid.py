@@ -23,13 +23,42 @@ def test_hybrid_falls_back_to_bm25_without_a_model(tiny_vault, tmp_path, monkeyp
     assert [h.doc_id for h in hits] == [h.doc_id for h in bm25] == ["knowledge/a"]
     assert hits[0].mode == "bm25" and hits[0].score == bm25[0].score
     notes = index.take_notes()
-    assert any("hybrid recall unavailable, used bm25" in n and "no embedding model in DREAMDB_MODEL_DIR=" in n
-               for n in notes)  # the variable is named: a model installed elsewhere is not used
+    assert any("hybrid recall unavailable, used bm25: no embedding model in DREAMDB_MODEL_DIR: no model directory"
+               f" at {tmp_path / 'no-model-here'} (" in n for n in notes), notes  # the variable is named: a model
+    # installed elsewhere is not used
     p = subprocess.run([sys.executable, "-m", "dreamdb", "recall", "--vault", str(tiny_vault), "--mode", "hybrid",
                         "--json", "tapir"], capture_output=True, text=True,
                        env={**__import__("os").environ, "DREAMDB_MODEL_DIR": str(tmp_path / "none")})
     out = json.loads(p.stdout)
     assert p.returncode == 0 and out["hits"][0]["mode"] == "bm25" and any("unavailable" in n for n in out["notes"])
+
+
+def test_the_fallback_note_names_the_file_a_model_folder_lacks_as_model_status_does(tiny_vault, tmp_path,
+                                                                                     monkeypatch):
+    """QA round 149-C F5: of a model folder without its tokenizer.json, a hybrid recall's note (and the prompt hook's
+    log) said "no embedding model in DREAMDB_MODEL_DIR=…", while ``model status`` said "tokenizer.json missing in
+    …": both say what is missing, in one wording (:func:`dreamdb.embeddings.locate.missing_reason`)."""
+    from dreamdb.embeddings import locate
+
+    folder = tmp_path / "m8"
+    folder.mkdir()
+    (folder / "model.onnx").write_bytes(b"a graph whose tokenizer.json is gone")
+    write_doc(tiny_vault, "knowledge/a.md", "---\ntitle: Tapir care\n---\ntapir feeding schedule\n")
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(folder))
+    reason = locate.model_status()["reason"]
+    assert reason == f"tokenizer.json missing in {folder}"
+    with dreamdb.open(tiny_vault, allow_model_build=False) as index:
+        assert index.recall("tapir feeding", mode="hybrid")[0].mode == "bm25"
+        assert any(n.startswith(f"hybrid recall unavailable, used bm25: no embedding model in DREAMDB_MODEL_DIR:"
+                                f" {reason} (unset DREAMDB_MODEL_DIR") for n in index.take_notes())
+    # the default folder (no variable), where the caller builds no model (the prompt hook): the same words
+    monkeypatch.delenv("DREAMDB_MODEL_DIR")
+    monkeypatch.setattr(locate, "default_model_dir", lambda: folder)
+    assert locate.model_status()["reason"] == reason
+    with dreamdb.open(tiny_vault, allow_model_build=False) as index:
+        assert index.recall("tapir feeding", mode="hybrid")[0].mode == "bm25"
+        assert any(n.startswith(f"hybrid recall unavailable, used bm25: no embedding model is installed: {reason} (")
+                   for n in index.take_notes())
 
 
 @pytest.mark.model

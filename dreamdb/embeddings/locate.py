@@ -53,6 +53,21 @@ MODEL_FILE_CANDIDATES = (
     "onnx/model_quantized.onnx",
 )
 
+def missing_reason(d: Path) -> str | None:
+    """Why the folder ``d`` holds no model, in the words of :func:`model_status`'s ``reason`` (``tokenizer.json
+    missing in …``), or ``None`` when it holds both files. One source for ``model status`` and a hybrid recall's
+    fallback note (QA round 149-C F5: the note said only "no embedding model in DREAMDB_MODEL_DIR=…")."""
+    if d.exists() and not d.is_dir():
+        return f"{d} is a file, not a model directory"
+    if not d.is_dir():
+        return f"no model directory at {d}"
+    if not (d / TOKENIZER_FILE).is_file():
+        return f"{TOKENIZER_FILE} missing in {d}"
+    if resolve_model_files(d) is None:
+        return f"{MODEL_FILE} missing in {d}"
+    return None
+
+
 def install_hint() -> str:
     """What to run to get a model, for what this Python has (``find_spec`` only: nothing is imported).
 
@@ -402,14 +417,7 @@ def model_status(path: str | os.PathLike | None = None, *, identify: bool = Fals
         "reason": None,
         "hint": None,
     }
-    if d.exists() and not d.is_dir():
-        st["reason"] = f"{d} is a file, not a model directory"
-    elif not d.is_dir():
-        st["reason"] = f"no model directory at {d}"
-    elif not (d / TOKENIZER_FILE).is_file():
-        st["reason"] = f"{TOKENIZER_FILE} missing in {d}"
-    elif resolve_model_files(d) is None:
-        st["reason"] = f"{MODEL_FILE} missing in {d}"
+    st["reason"] = missing_reason(d)
     if st["reason"]:
         st["hint"] = install_hint()
         return st
