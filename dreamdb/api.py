@@ -161,9 +161,10 @@ class Hit:
             body, terms, description, turkish = source
             if callable(body):  # fetched from the index on first use (bodies can be long)
                 body = body()
-            if callable(terms):  # {term: IDF}, read once for all the hits of a recall
-                terms = terms()
-            snippet = best_snippet(body, terms, fallback=description, turkish=turkish)
+            counted_as = None
+            if callable(terms):  # ({term: weight}, {class member: its query term}), read once for a recall's hits
+                terms, counted_as = terms()
+            snippet = best_snippet(body, terms, fallback=description, turkish=turkish, counted_as=counted_as)
             if self._snippet is None:
                 self._snippet = snippet
                 self._snippet_source = None
@@ -3226,8 +3227,7 @@ class Index:
 
             superseded = superseded_by(self.conn, [r.doc_id for r in ranked])
         out = []
-        terms = plan.terms
-        weights = self._term_weights(terms)
+        weights = self._term_weights(plan)
         for r in ranked:
             p = prepared.get(r.rowid)
             if p is None:
@@ -3244,25 +3244,41 @@ class Index:
             ))
         return out
 
-    def _term_weights(self, terms: list[str]):
-        """A callable returning ``{term: IDF}`` of the query's terms in this index (SPEC §2's IDF), read once, when
-        a hit's snippet is first needed (:func:`dreamdb.ranking.snippet.best_snippet` weighs its lines by them);
-        ``{term: 1.0}`` when the index cannot be read now (a snippet never raises)."""
+    def _term_weights(self, plan):
+        """A callable returning ``({term: weight}, {term: the query term it counts as})`` for the snippets of a
+        recall's hits (:func:`dreamdb.ranking.snippet.best_snippet` weighs a line by the distinct terms it holds),
+        read once, when a hit's snippet is first needed: every term that may have matched a hit, weighed as its
+        ranking counts it (QA round 149-G F4: the query's terms alone were weighed, and a hit found through a
+        translation or a synonym showed lines naming none of the words that matched). A query term weighs its IDF
+        (SPEC §2); each member of a class (:func:`dreamdb.ranking.rank.class_members`: a translated query word, its
+        translation, their other forms) the class's IDF, the class counting once in a line; a synonym its weight in
+        BM25F (:attr:`dreamdb.ranking.rank.QueryPlan.synonyms`) times its IDF. Weights of 1 (a synonym's, its weight)
+        when the index cannot be read now (a snippet never raises)."""
         from dreamdb.ranking.bm25 import idf
-        from dreamdb.ranking.rank import corpus_stats, document_frequencies
+        from dreamdb.ranking.rank import class_frequencies, class_members, corpus_stats, document_frequencies
 
-        found: list[dict] = []
+        found: list[tuple] = []
 
-        def load() -> dict:
+        def load() -> tuple:
             if not found:
+                terms, synonyms = plan.terms, plan.synonyms
+                classes = class_members(plan)
+                # a class's member counts as its query term, but another query term, which counts on its own too
+                counted_as = {m: t for t, members in classes.items() for m in members if m == t or m not in terms}
                 with self._lock:
                     try:
                         with self._snippet_connection() as conn:
                             n_docs = corpus_stats(conn)["n_docs"]
-                            df = document_frequencies(conn, list(dict.fromkeys(terms)))
-                        found.append({t: idf(n_docs, df.get(t, 0)) for t in terms})
+                            df = document_frequencies(conn, list(dict.fromkeys([*terms, *synonyms, *counted_as])))
+                            class_df = class_frequencies(conn, list(classes.values()))
+                        weights = {t: idf(n_docs, df.get(t, 0)) for t in terms}
+                        for s, w in synonyms.items():
+                            weights.setdefault(s, w * idf(n_docs, df.get(s, 0)))
+                        class_idf = {t: idf(n_docs, n) for t, n in zip(classes, class_df)}
+                        weights.update((m, class_idf[t]) for m, t in counted_as.items())
                     except (db.DatabaseError, DreamdbError):
-                        found.append(dict.fromkeys(terms, 1.0))
+                        weights = {**synonyms, **dict.fromkeys([*terms, *counted_as], 1.0)}
+                    found.append((weights, counted_as))
             return found[0]
         return load
 

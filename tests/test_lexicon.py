@@ -379,6 +379,27 @@ def test_a_word_a_note_has_is_kept_and_counted_with_its_translation_as_one_term(
         assert plan_query("sunucu güvenliği", vocabulary=ix._vocabulary()).synonyms == {}
 
 
+@pytest.mark.parametrize("engine", ["memory", "sql"])
+def test_a_hit_found_through_a_translation_shows_the_line_naming_it(tiny_vault, small_lexicon, engine):
+    """QA round 149-G F4: the snippet weighed the query's own terms alone, so an English note found through the
+    translation counted with a Turkish query word (its class) showed its first lines, none of them naming the word
+    that matched. Every member of the class weighs the class's IDF, once in a line."""
+    write_doc(tiny_vault, "knowledge/uyku-notu.md", "---\ntitle: Uyku notu\n---\nGece uyku düzeni burada tutulur.\n")
+    write_doc(tiny_vault, "knowledge/evening.md", "---\ntitle: Evening routine\n---\nDinner is at seven.\nThe dishes "
+              "are washed after.\nA walk around the block follows.\nLights out and sleep by eleven.\nAlarm set for six.\n")
+    write_doc(tiny_vault, "knowledge/garden.md", "---\ntitle: Garden\n---\nTomatoes and beans.\n")
+    with dreamdb.open(tiny_vault, lexicon=small_lexicon, engine=engine) as ix:
+        ix.sync()
+        query = "uyku saatleri nasıl"
+        assert class_members(plan_query(query, vocabulary=ix._vocabulary(), lexicon=small_lexicon)) == \
+            {"uyku": ("uyku", "sleep")}
+        hits = {h.doc_id: h for h in ix.recall(query, top=3)}
+        assert hits["knowledge/evening"].score == 0  # (the translation alone matched)
+        assert hits["knowledge/evening"].snippet == \
+            "A walk around the block follows.\nLights out and sleep by eleven.\nAlarm set for six."
+        assert hits["knowledge/uyku-notu"].snippet == "Gece uyku düzeni burada tutulur."
+
+
 def test_a_rare_turkish_word_in_an_english_vault_weighs_as_its_class_not_as_a_rare_term(tiny_vault, small_lexicon):
     """The kind of failure classes fix: an English vault whose one diagram has a Turkish label (``uyku``):
     the word alone is rare there (df 1, the highest IDF), so a Turkish question about sleep debt put the

@@ -325,3 +325,61 @@ def test_a_character_nfkc_makes_longer_does_not_hide_a_match_past_the_clip_searc
             assert "Zielwortxyz" in middle and middle.startswith("…"), (odd, where, middle[:60])
             # opened 60 characters before the word, as in a line without the character
             assert middle.index("Zielwortxyz") in range(58, 64), (odd, where, middle.index("Zielwortxyz"))
+
+
+def test_a_word_the_index_reads_as_a_short_term_or_an_acronym_s_singular_is_a_hit():
+    """QA round 149-G F4: the snippet asked a term of three letters or fewer for a whole word, so a longer word the
+    index reads as it (``cats`` → ``cat``, ``OKRs`` → ``okr``) was never a hit; and it read no word as the index adds
+    it beside its own term (:func:`dreamdb.analyzer.acronym_terms`: ``SDKs`` is ``sdks`` and ``sdk``). A note naming
+    the query's word only so showed its first lines."""
+    assert best_snippet("top\nmiddle\nplain\nwe feed the cats\nend", _terms("cat")) == "plain\nwe feed the cats\nend"
+    assert best_snippet("top\nmiddle\nplain\nwe track OKRs\nend", {"okr": 1.0}, turkish=False) \
+        == "plain\nwe track OKRs\nend"
+    assert best_snippet("top\nmiddle\nplain\nBoth SDKs ship today\nend", _terms("SDK")) \
+        == "plain\nBoth SDKs ship today\nend"
+    assert best_snippet("top\nmiddle\nthe sdks folder\nend", _terms("SDK")) == "top\nmiddle"  # (no capitals: sdks)
+    # in Turkish text a capital I is dotless ı too (KIRMIZI: kırmızı), as the index reads it
+    body = "birinci satır\nikinci satır\nüçüncü satır\nKIRMIZI düğme yandı\nson satır"
+    assert best_snippet(body, _terms("kırmızı", turkish=True), turkish=True) == \
+        "üçüncü satır\nKIRMIZI düğme yandı\nson satır"
+    # and a long line's window opens on such a word
+    line = "filler " * 100 + "the SDKs here " + "tail " * 100
+    middle = best_snippet("top\n" + line, _terms("SDK")).split("\n")[1]
+    assert "SDKs" in middle and middle.startswith("…"), middle
+
+
+def test_the_members_of_one_class_count_once_in_a_line():
+    """A translated query word and its translation count as one term (a class, ``counted_as``): a line holding both
+    does not outweigh a line holding one of them and another query word (QA round 149-G F4)."""
+    body = "intro\nkedi and cat side by side\nmiddle\nthe cat and the dog\nend"
+    weights = {"kedi": 2.0, "cat": 2.0, "dog": 1.0}
+    assert best_snippet(body, weights).splitlines()[1] == "kedi and cat side by side"  # (two terms: 4 against 3)
+    assert best_snippet(body, weights, counted_as={"kedi": "kedi", "cat": "kedi"}).splitlines()[1] == \
+        "the cat and the dog"  # (the class once, 2, against 2 + 1)
+
+
+def test_a_hit_found_through_a_synonym_shows_its_line_weighed_as_the_ranking_weighs_it(tiny_vault):
+    """QA round 149-G F4: the snippet weighed the query's own terms alone, so a note found through a synonym of
+    synonyms.txt showed its first lines, none of them the word that matched. A synonym weighs as in BM25F: half its
+    IDF (SPEC §2), so a line holding it loses to a line holding the query's word unless the synonym is far rarer."""
+    import dreamdb
+    from tests.conftest import write_doc
+
+    write_doc(tiny_vault, "synonyms.txt", "kettle, teapot\n")
+    write_doc(tiny_vault, "knowledge/kitchen.md", "---\ntitle: Kitchen\n---\nThe cupboard holds the plates.\n"
+              "Bowls sit on the left shelf.\nThe teapot stays on the stove.\nSpoons go in the drawer.\n")
+    write_doc(tiny_vault, "knowledge/pantry.md", "---\ntitle: Pantry\n---\nFlour and rice on top.\nThe teapot "
+              "spare is here.\nJars below.\nThe kettle is boiled twice a day.\nEnd of the list.\n")
+    write_doc(tiny_vault, "knowledge/hall.md", "---\ntitle: Hall\n---\nCoats hang here. An old kettle too.\n")
+    for n in range(3):
+        write_doc(tiny_vault, f"knowledge/garden-{n}.md", f"---\ntitle: Garden {n}\n---\nTomatoes in row {n}.\n")
+    with dreamdb.open(tiny_vault) as index:
+        hits = {h.doc_id: h for h in index.recall("kettle", top=5)}
+        # the synonym alone matched: its line
+        assert hits["knowledge/kitchen"].score == 0
+        assert hits["knowledge/kitchen"].snippet == \
+            "Bowls sit on the left shelf.\nThe teapot stays on the stove.\nSpoons go in the drawer."
+        # teapot (df 2 of 6: IDF 1.03, half of it 0.52) against kettle (df 2: 1.03): the query's word (at a full
+        # weight the earlier teapot line would tie and be shown)
+        assert hits["knowledge/pantry"].snippet == \
+            "Jars below.\nThe kettle is boiled twice a day.\nEnd of the list."

@@ -8,9 +8,9 @@ import re
 from bisect import bisect_right
 from itertools import islice
 
-from dreamdb.analyzer import (analyze, compound_terms, drop_data, fold_case, has_case_change, identifier_terms,
-                              is_identifier_term, is_turkish_text, normalize, joined_terms, raw_tokens, stem,
-                              token_pattern)
+from dreamdb.analyzer import (acronym_terms, analyze, compound_terms, drop_data, fold_case, has_case_change,
+                              identifier_terms, is_identifier_term, is_turkish_text, normalize, joined_terms,
+                              raw_tokens, stem, token_pattern)
 from dreamdb.output import cluster_boundary
 
 SNIPPET_COMPOUND_CHARS = 50_000
@@ -32,6 +32,10 @@ CLIP_SEARCH_CHARS = 20_000
 is shown from its start. Looking through a whole 4 MB line of pasted base64, 80 characters at a time, made a
 recall take 7 s and the prompt hook 8 s (QA round 51)."""
 
+
+_ACRONYM_RE = re.compile(r"[A-Z][A-Z0-9]*[A-Z]s|[A-Z]S")
+"""Where :func:`dreamdb.analyzer.acronym_terms` may find a term (every word it reads holds capitals and an ``s``, or a
+capital and an ``S``): text without a match is not given to it."""
 
 _DATA_LINE_RE = re.compile(r"[A-Za-z0-9+/=_.-]{16,}")
 """A line that may be encoded data (base64, base64url, a JSON Web Token): of those characters alone, 16 or more."""
@@ -76,7 +80,8 @@ def _clip(line: str, terms: set[str], turkish: bool) -> str:
             chunk = line[word_start:word_start + 80]
             if (not terms.isdisjoint(analyze(chunk, turkish=turkish))
                     or not terms.isdisjoint(identifier_terms(fold_case(chunk)))
-                    or not terms.isdisjoint(compound_terms(normalize(chunk)))):
+                    or not terms.isdisjoint(compound_terms(normalize(chunk)))
+                    or not terms.isdisjoint(_stacked_terms(chunk, turkish))):
                 pos = max(0, word_start - 60)
                 break
         else:
@@ -186,7 +191,7 @@ class _FoldedLine:
         return start + lo
 
 
-def _prefilter(terms: set[str], folded: str) -> re.Pattern:
+def _prefilter(terms: set[str], folded: str, turkish: bool = False) -> re.Pattern:
     """A regex matching, among others, every word of ``folded`` (folded text, ``_`` → space) that can analyze to
     one of ``terms``; :func:`_candidates` keeps the matches that start a word. A match runs to the end of its word
     as the analyzer reads words (:func:`dreamdb.analyzer.token_pattern`: a Devanagari virama or a Thai vowel sign
@@ -195,18 +200,19 @@ def _prefilter(terms: set[str], folded: str) -> re.Pattern:
 
     Stemming only rewrites a word's ending (plural ``-ies`` → ``-y``, Turkish
     consonant softening ``ğ`` → ``k``), so a token starting with all but the
-    stem's last letter (capped at 5) is a safe pre-filter; terms of ≤ 3
-    characters are never stemmed and must match a whole token. The pattern has no
-    leading ``\\b``: without it the regex engine scans for the alternatives'
-    first letters, ≈ 4× faster on a 50 KB body.
+    stem's last letter (capped at 5) is a safe pre-filter; a term of ≤ 3
+    characters must start the token (it is the whole word, or the stem of a longer one: ``cats`` → ``cat``,
+    ``OKRs`` → ``okr``; QA round 149-G F4, such words were never found, a whole token being asked for), as all
+    but its last letter, one or two, would make nearly every word a candidate: a word whose stemming rewrote the
+    last letter of a term that short (``using`` → ``use``) is not found. In Turkish text a term's ``ı`` may be
+    written ``I`` and folded ``i`` (``KIRMIZI``, indexed as ``kırmızı`` too: :func:`_stacked_terms`). The pattern
+    has no leading ``\\b``: without it the regex engine scans for the alternatives' first letters, ≈ 4× faster on
+    a 50 KB body.
     """
     word = token_pattern(folded).pattern
-    parts = []
-    for t in sorted(terms):
-        if len(t) <= 3:  # (no word's character after it: ``\\b`` never matched after है, whose last is a mark)
-            parts.append(re.escape(t) + f"(?!{word})")
-        else:
-            parts.append(re.escape(t[: min(len(t) - 1, 5)]))
+    parts = [re.escape(t if len(t) <= 3 else t[: min(len(t) - 1, 5)]) for t in sorted(terms)]
+    if turkish:
+        parts = [p.replace("ı", "[ıi]") for p in parts]
     return re.compile(r"(?:" + "|".join(parts) + r")(?:" + word + ")?")
 
 
@@ -235,8 +241,42 @@ def _matched_term(word: str, terms: set[str], turkish: bool) -> str | None:
     return None
 
 
+def _stacked_terms(line: str, turkish: bool) -> list[str]:
+    """Terms the index holds of ``line``'s words beside the words' own (:func:`dreamdb.analyzer.analyze`'s and
+    :func:`dreamdb.store.sync.document_terms`' stacked terms) that :func:`_matched_term` does not read from a folded
+    word: an acronym's plural as its singular (``PRDs`` → ``prd``, :func:`dreamdb.analyzer.acronym_terms`: stemming
+    keeps ``prds``) and, in Turkish text, a capitalised word's readings (``KIRMIZI`` → ``kırmız``, its capital ``I``
+    read as dotless ``ı``). Only text that may hold one is analysed (:data:`_ACRONYM_RE`, a capital ``I``)."""
+    out = acronym_terms(normalize(line)) if _ACRONYM_RE.search(line) else []
+    if turkish and "I" in line:  # (analyze's stacked terms: a capitalised word's Turkish and dotless readings)
+        analyze(line, turkish=True, stacked=out)
+    return out
+
+
+def _stacked_match(written: str, terms: set[str], turkish: bool) -> str | None:
+    """The first of ``terms`` among :func:`_stacked_terms` of a word as written (each comes of a capital), else
+    ``None``."""
+    if written.islower():
+        return None
+    return next((t for t in _stacked_terms(written, turkish) if t in terms), None)
+
+
+def _line_weight(held, weight: dict[str, float], counted_as: dict[str, str] | None) -> float:
+    """The summed weights of the distinct query terms a line holds (``held``), the members of one class counting once
+    (``counted_as``: a member → its class's query term), at the greatest of their weights. ``math.fsum``: exactly
+    rounded, so a sum does not depend on the set's order, which hash randomisation changes from one process to the
+    next (two lines holding the same terms tie, and the earlier one wins, in every run)."""
+    if not counted_as:
+        return math.fsum(weight[t] for t in held)
+    units: dict[str, float] = {}
+    for t in held:
+        unit = counted_as.get(t, t)
+        units[unit] = max(units.get(unit, 0.0), weight[t])
+    return math.fsum(units.values())
+
+
 def best_snippet(body: str, query_terms: list[str] | dict[str, float], *, fallback: str = "",
-                 turkish: bool | None = None) -> str:
+                 turkish: bool | None = None, counted_as: dict[str, str] | None = None) -> str:
     """The body line that answers the query best, with one non-empty line before and after (lines of encoded
     data left out: :func:`_data_lines`; where they part two lines shown, a :data:`GAP` line between).
 
@@ -248,16 +288,19 @@ def best_snippet(body: str, query_terms: list[str] | dict[str, float], *, fallba
 
     Args:
         body: document body.
-        query_terms: analyzed query terms, or ``{term: weight}`` (a recall passes each term's IDF; a list
-            weighs every term 1).
+        query_terms: analyzed query terms, or ``{term: weight}`` (a recall passes every term that may have matched
+            the hit, weighed as its ranking counts it: :meth:`dreamdb.api.Index._term_weights`; a list weighs every
+            term 1).
         fallback: returned when the body is empty (e.g. the description).
         turkish: analyze as Turkish (the document's language); ``None`` detects it.
+        counted_as: ``{term: the query term it counts as}``, for terms counted together as one (a translated query
+            word's class: the word, its translation, their other forms); a line holding several counts them once.
 
     Returns:
         Up to three lines joined by ``\\n``: around the line with the most hits of the query's identifiers
         (:func:`dreamdb.analyzer.identifier_terms`), then the greatest weight of distinct terms (a part of a
-        camelCase word, :func:`dreamdb.analyzer.compound_terms`, counts too), then the most hits; ties go to
-        the earliest line.
+        camelCase word, :func:`dreamdb.analyzer.compound_terms`, counts too, and an acronym's plural as its
+        singular, :func:`_stacked_terms`), then the most hits; ties go to the earliest line.
     """
     lines = [ln for ln in body.splitlines() if ln.strip()]
     if not lines:
@@ -276,7 +319,7 @@ def best_snippet(body: str, query_terms: list[str] | dict[str, float], *, fallba
     # One regex pass over the whole folded text; hits are mapped to lines by offset.
     text = "\n".join(lines)
     folded = fold_case(text).replace("_", " ")
-    pre = _prefilter(words, folded) if words else None
+    pre = _prefilter(words, folded, turkish) if words else None
     counts = [0] * len(lines)
     found: dict[int, set[str]] = {}  # line → the distinct terms it holds
 
@@ -289,8 +332,10 @@ def best_snippet(body: str, query_terms: list[str] | dict[str, float], *, fallba
     elif len(folded) != len(text):  # a rare character whose lowercase is longer: go line by line
         left = SNIPPET_CANDIDATES
         for n, ln in enumerate(lines):
-            for _i, w in _candidates(pre, fold_case(ln).replace("_", " ")):
-                term = _matched_term(w, terms, turkish)
+            folded_line = fold_case(ln).replace("_", " ")
+            same = len(folded_line) == len(ln)  # (else no word as written: its analyses beside its own are not read)
+            for i, w in _candidates(pre, folded_line):
+                term = _matched_term(w, terms, turkish) or (same and _stacked_match(ln[i:i + len(w)], terms, turkish))
                 if term:
                     hit(n, term)
                 left -= 1
@@ -304,7 +349,7 @@ def best_snippet(body: str, query_terms: list[str] | dict[str, float], *, fallba
             starts.append(pos)
             pos += len(ln) + 1
         for i, w in islice(_candidates(pre, folded), SNIPPET_CANDIDATES):
-            term = _matched_term(w, terms, turkish)
+            term = _matched_term(w, terms, turkish) or _stacked_match(text[i:i + len(w)], terms, turkish)
             if term:
                 hit(bisect_right(starts, i) - 1, term)
     # the parts of a camelCase word (setupVersion: analyzer.compound_terms) are hits of their line too, on the
@@ -327,9 +372,7 @@ def best_snippet(body: str, query_terms: list[str] | dict[str, float], *, fallba
     # Lines of encoded data hold no term of the index: never the best line (a term's letters can occur in base64
     # after a / or +), nor its context (session 34's list: a query matching -----BEGIN CERTIFICATE----- showed the
     # next line of base64). They are told apart near the best line only (DATA_WINDOW_LINES).
-    # (fsum: exactly rounded, so a sum does not depend on the set's order, which hash randomisation changes from one
-    # process to the next: two lines holding the same terms tie, and the earlier one wins, in every run)
-    score = [(held[i], math.fsum(weight[t] for t in found.get(i, ())), counts[i]) for i in range(len(lines))]
+    score = [(held[i], _line_weight(found.get(i, ()), weight, counted_as), counts[i]) for i in range(len(lines))]
     data: set[int] = set()
     for _window in range(MAX_DATA_WINDOWS):
         best_i, best_hits = -1, (-1, -1.0, -1)
