@@ -744,3 +744,42 @@ def test_a_long_name_of_short_words_is_split_into_its_parts_too(tiny_vault):
     write_doc(tiny_vault, "knowledge/flaky-tests.md", f"---\ntitle: Flaky tests\n---\nThe test {name} flakes.\n")
     hits = dreamdb.open(tiny_vault).recall("api key missing null user id")
     assert hits and hits[0].doc_id == "knowledge/flaky-tests"
+
+
+def test_normalize_line_by_line_is_nfkc_of_the_whole_text():
+    """A long text is normalised a line at a time (a line already in NFKC costs a quick check, where one "…" made
+    the whole text be normalised): the result must be NFKC of the whole, whatever stands at a line feed, a combining
+    mark after one, Hangul jamo around one, compatibility forms before one."""
+    import random
+    import unicodedata
+
+    from dreamdb.analyzer import NORMALIZE_BY_LINES_FROM, _IGNORABLE_RE, normalize
+
+    def whole(text: str) -> str:  # the rule as it was written, on the text at once
+        text = unicodedata.normalize("NFKC", text)
+        text = text.replace("\u200b", " ").replace("\u2063", " ")
+        return _IGNORABLE_RE.sub("", text)
+
+    pool = ["a", "e", "\u0301", "\u0327", "\u0308", "\n", "\n\u0301", "S", "İ", "ı", "é", "ﬁ", "…", "\u1100",
+            "\u1161", "\u11a8", "ß", "Å", "\u212b", "Ω", "½", " ", "\r", "\u2028", "ǅ", "\u0345", "\u0f73", "\u00ad"]
+    rnd = random.Random(149)
+    for _ in range(300):
+        text = "".join(rnd.choice(pool) for _ in range(rnd.randint(NORMALIZE_BY_LINES_FROM, 3 * NORMALIZE_BY_LINES_FROM)))
+        assert len(text) > NORMALIZE_BY_LINES_FROM and normalize(text) == whole(text)
+    text = "x" * NORMALIZE_BY_LINES_FROM + "\n\u0301e\u0301\n\u1100\n\u1161ﬁ…"
+    # (the mark after the line feed composes with nothing: left alone, it is then dropped as an ignorable mark)
+    assert normalize(text) == "x" * NORMALIZE_BY_LINES_FROM + "\né\n\u1100\n\u1161fi..." == whole(text)
+
+
+def test_lower_folds_exactly_the_latin_letters_of_its_table():
+    """lower() replaces the letters of latin_fold_table where they stand (a scan for them, not a lookup of every
+    character): the same text str.translate makes, letters outside the table (Turkish ç ö ü ş ğ ı, Greek, the
+    ASCII) as they were."""
+    from dreamdb.analyzer import latin_fold_table, lower
+
+    table = latin_fold_table()
+    letters = "".join(chr(cp) for cp in sorted(table))
+    text = "Çalışan café ŞİRKET naïve Øre Łódź ħ ΩΣ " + letters + " ölçüğ x" * 3
+    low = text.replace("İ", "i").lower()
+    assert lower(text) == low.translate(table)
+    assert lower("café Çay ölçü") == "cafe çay ölçü" and lower("øłđħ") == "oldh"
