@@ -706,6 +706,49 @@ def test_no_folder_link_and_no_second_name_of_one_file_is_a_rival_of_a_rename(ti
                           " knowledge/design.markdown): merge them into one note, or name them apart\n") in out, out
 
 
+def test_a_folder_of_many_misnamed_notes_is_listed_once_a_sync(tiny_vault, monkeypatch, capsys):
+    """QA round 149-F F1: for each note a sync skipped for its extension (n1.MD … n4000.MD), the advice listed its whole
+    folder again and ran misnamed_note on each entry, and compared each pair of a name's variants with
+    os.path.samefile: a sync (the prompt hook's too) after any change quadratic in their number (4,000 .MD notes:
+    recall 22–29 s). Each folder is listed once a walk and each file stat'ed once, the warnings as they were, in name
+    order."""
+    from dreamdb.vault import discover
+
+    many = 60
+    for i in range(many):
+        write_doc(tiny_vault, f"knowledge/n{i}.MD", "x sleep\n")
+    variants = ["x.MD", "x.Md", "x.mD", "x.markdown", "x.MARKDOWN", "x.mkd", "x.MKD", "x.mdown", "x.mkdn", "x.MKDN"]
+    for name in variants:
+        write_doc(tiny_vault, f"knowledge/{name}", "a variant\n")
+    (tiny_vault / "knowledge" / "x.Markdown").symlink_to("x.MD")  # (one file of two names: no rival of x.MD)
+    write_doc(tiny_vault, "knowledge/real.md", "---\ntitle: real\n---\nsleep\n")
+    listed, named, stats = [], [], []
+    scandir, misnamed_note, stat = os.scandir, discover.misnamed_note, os.stat
+    monkeypatch.setattr(discover.os, "scandir", lambda path=".": listed.append(os.fspath(path)) or scandir(path))
+    monkeypatch.setattr(discover, "misnamed_note", lambda name: named.append(name) or misnamed_note(name))
+    monkeypatch.setattr(os, "stat", lambda path, *a, **k: stats.append(path) or stat(path, *a, **k))
+    warnings = []
+    discover.walk_sources(tiny_vault, warn=warnings.append)
+    monkeypatch.undo()
+    files = many + len(variants) + 2
+    assert len(listed) == len(set(listed)) == 1  # (knowledge/ once; before: once more for each skipped note, 72 in all)
+    assert len(named) <= 8 * files, len(named)  # (before: 5,325, each entry once for each skipped note)
+    assert len(stats) <= 4 * files, len(stats)  # (before: 1,057, a samefile of each pair of x's variants)
+    assert warnings == sorted(warnings) and len(warnings) == files - 1
+    assert ("knowledge/n7.MD: skipped (the extension .MD is not .md in lower case, the only one dreamdb reads;"
+            " rename it to n7.md)") in warnings
+    rivals = " and ".join(f"knowledge/{n}" for n in sorted(variants) if n != "x.mkd")
+    assert ("knowledge/x.mkd: skipped (the extension .mkd is not .md, the only one dreamdb reads;"
+            f" {rivals} would take x.md too, one rename replacing the other: merge them into one x.md, or name them"
+            " apart)") in warnings
+    # the link to x.MD is one file with it: no rival of it, and told of x.MD's rivals but x.MD
+    assert ("knowledge/x.Markdown: skipped (the extension .Markdown is not .md, the only one dreamdb reads;"
+            f" {' and '.join(f'knowledge/{n}' for n in sorted(variants) if n != 'x.MD')} would take x.md too, one"
+            " rename replacing the other: merge them into one x.md, or name them apart)") in warnings
+    code = main(["sync", "--vault", str(tiny_vault)])
+    assert code == 0 and "knowledge/n7.MD: skipped" in capsys.readouterr().err
+
+
 def test_a_folder_at_the_name_a_rename_would_take_is_said_as_a_folder(tiny_vault, capsys):
     """QA round 145-A F4: with a folder knowledge/design.md, knowledge/design.MD was told "knowledge/design.md is
     there already, which a rename would replace: merge the two", and core/changelog.json the same beside a folder

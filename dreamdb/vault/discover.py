@@ -1038,25 +1038,25 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
             note(f"{rel}: {FOLDER_LINK_SKIPPED}")  # 144-E F2: dropped without a word, even by sync --force)
 
     def scan(top: str, recursive: bool) -> None:
-        # (depth first, in the order of os.scandir, with a stack of its own: recursion failed past
+        # (depth first, each folder in name order, with a stack of its own: recursion failed past
         # ~990 nested folders, every command exiting 70; QA round 80-A F3)
-        stack: list[tuple[str, Iterator]] = []
+        stack: list[tuple[str, Iterator, list]] = []
 
         def enter(rel_dir: str) -> None:
             full = os.path.join(vault, rel_dir)
             try:
                 if dirs is not None:
                     dirs[rel_dir] = folder_times(os.stat(full))
-                entries = list(os.scandir(full))
+                entries = sorted(os.scandir(full), key=lambda e: e.name)  # (its warnings in name order)
             except OSError as exc:
                 note(f"{rel_dir}: skipped ({exc.strerror or exc})")
                 unscanned(rel_dir)  # (made readable again, its time is the same: QA round 63 H1)
                 return
-            stack.append((rel_dir, iter(entries)))
+            stack.append((rel_dir, iter(entries), entries))
 
         enter(top)
         while stack:
-            rel_dir, entries = stack[-1]
+            rel_dir, entries, listing = stack[-1]
             e = next(entries, None)
             if e is None:
                 stack.pop()
@@ -1091,8 +1091,9 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
             elif ((fixed := misnamed_note(e.name)) and classify(f"{rel_dir}/{fixed}") is not None
                   and not (is_link and os.path.isdir(e.path))):  # (a folder link so named is one: QA round 144-J F8)
                 ext = e.name[len(fixed) - 3:]
+                namesakes.listed(rel_dir, listing)  # (its folder listed once for all: QA round 149-F F1)
                 note(f"{rel}: skipped (the extension {ext} is not .md{' in lower case' if ext.lower() == '.md' else ''},"
-                     f" the only one dreamdb reads; {rename_advice(vault, rel)})")
+                     f" the only one dreamdb reads; {rename_advice(vault, rel, namesakes)})")
             elif is_link and recursive and _walked(e.name, include_archives) and os.path.isdir(e.path):
                 note(f"{rel}: {FOLDER_LINK_SKIPPED}")
 
@@ -1127,6 +1128,7 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
         return True
 
     said_links: set[str] = set()
+    namesakes = Namesakes(vault)  # (the skipped notes' folders, listed once a walk)
 
     def linked(rel: str) -> bool:
         """Whether a folder on the way to ``rel`` (``rel`` included) is a symlink (:func:`folder_link`), so not
@@ -1249,29 +1251,85 @@ def _rename_taken(vault: Path | str, rel: str) -> str | None:
     return target
 
 
-def _rename_rivals(vault: Path | str, rel: str) -> list[str]:
+def _rename_rivals(vault: Path | str, rel: str, namesakes: Namesakes | None = None) -> list[str]:
     """The other files a sync skips for their name that would take the name ``rel`` would be renamed to (its folder's
     ``design.MD`` and ``design.markdown``, both ``design.md``; every changelog named in another case, all
     :data:`CHANGELOG_FILE`): renamed one after the other, the second replaces the first (QA round 144-I F2: each was
     advised the free name). A folder, or a link to one, is no rival, and two names of one file (a link to it) are one
-    (QA round 144-J F8: ``solo.markdown``, a link to ``solo.MD``, was to be merged with it)."""
+    (QA round 144-J F8: ``solo.markdown``, a link to ``solo.MD``, was to be merged with it). ``namesakes``: the
+    folders listed so far (:class:`Namesakes`), for many files of one sync (default: this one's folder listed anew)."""
     folder, _, name = rel.rpartition("/")
     fixed = misnamed_note(name)
+    namesakes = namesakes if namesakes is not None else Namesakes(vault)
     if fixed is None:
         others = [other for other in misnamed_changelog(vault) if other != rel]
     else:
-        try:
-            with os.scandir(os.path.join(vault, folder)) as entries:
-                names = sorted(e.name for e in entries if e.name != name and misnamed_note(e.name) == fixed
-                               and is_utf8(e.name) and not _is_dir(e))
-        except OSError:
+        names = namesakes.taking(folder, fixed)
+        if names is None:
             return []
-        others = [f"{folder}/{n}" if folder else n for n in names]
+        others = [f"{folder}/{n}" if folder else n for n in names if n != name]
+    if not others:
+        return []
     rivals: list[str] = []
-    for other in others:  # (as _rename_taken: a name of the same file is none)
-        if not any(_same_file(vault, other, seen) for seen in (rel, *rivals)):
+    seen = {namesakes.identity(rel)} - {None}  # (as _rename_taken: a name of the same file is none)
+    for other in others:
+        file = namesakes.identity(other)
+        if file is None or file not in seen:
             rivals.append(other)
+            if file is not None:
+                seen.add(file)
     return rivals
+
+
+class Namesakes:
+    """The files of a vault's folders that a sync skips for their extension (:func:`misnamed_note`), grouped by the
+    name each would take, each folder listed once, and the files' identities, each stat'ed once: the advice for a
+    folder of many ``.MD`` notes (:func:`rename_advice`) listed the whole folder again for each of them, a sync after
+    any change quadratic in their number (QA round 149-F F1: 4,000 ``.MD`` notes, recall 22–29 s)."""
+
+    def __init__(self, vault: Path | str):
+        self.vault = vault
+        self._folders: dict[str, dict[str, list[str]] | None] = {}
+        self._files: dict[str, tuple[int, int] | None] = {}
+
+    def listed(self, folder: str, entries) -> None:
+        """Take ``entries`` (``os.DirEntry`` of the vault-relative ``folder``, as :func:`os.scandir` gives them) as
+        its listing, where it has none yet: a walk that listed it already lists it no second time."""
+        if folder not in self._folders:
+            self._folders[folder] = self._group(entries)
+
+    def taking(self, folder: str, fixed: str) -> list[str] | None:
+        """The names in ``folder`` (vault-relative) of the files skipped for their extension that would take the name
+        ``fixed`` (no folder, nor a link to one; valid UTF-8), in name order; ``None`` where it cannot be listed."""
+        if folder not in self._folders:
+            try:
+                with os.scandir(os.path.join(self.vault, folder)) as entries:
+                    self._folders[folder] = self._group(entries)
+            except OSError:
+                self._folders[folder] = None
+        groups = self._folders[folder]
+        return None if groups is None else groups.get(fixed, [])
+
+    @staticmethod
+    def _group(entries) -> dict[str, list[str]]:
+        groups: dict[str, list[str]] = {}
+        for e in entries:
+            if (fixed := misnamed_note(e.name)) and is_utf8(e.name) and not _is_dir(e):
+                groups.setdefault(fixed, []).append(e.name)
+        for names in groups.values():
+            names.sort()
+        return groups
+
+    def identity(self, rel: str) -> tuple[int, int] | None:
+        """The file the vault-relative path ``rel`` names, links followed (``(device, inode)``, as
+        :func:`os.path.samefile` compares them); ``None`` where it cannot be stat'ed (the same as no other file)."""
+        if rel not in self._files:
+            try:
+                st = os.stat(os.path.join(self.vault, rel))
+                self._files[rel] = (st.st_dev, st.st_ino)
+            except OSError:
+                self._files[rel] = None
+        return self._files[rel]
 
 
 def _is_dir(entry: os.DirEntry) -> bool:
@@ -1296,11 +1354,12 @@ def _same_file(vault: Path | str, rel: str, other: str) -> bool:
         return False
 
 
-def rename_advice(vault: Path | str, rel: str) -> str:
+def rename_advice(vault: Path | str, rel: str, namesakes: Namesakes | None = None) -> str:
     """What to do with ``rel``, a file a sync skips for its name (:func:`_rename_taken`): "rename it to NAME.md" (a
     changelog: "rename it"), or, where that name is taken, to merge the two (a note: or to choose another name), or,
     where other skipped files would take it too (:func:`_rename_rivals`), to merge them (a note: or name them
-    apart); where a folder holds that name, to choose another name or move the folder (a changelog: move it)."""
+    apart); where a folder holds that name, to choose another name or move the folder (a changelog: move it).
+    ``namesakes``: the folders listed so far (:class:`Namesakes`), shared by the files of one sync."""
     taken = _rename_taken(vault, rel)
     fixed = misnamed_note(rel.rpartition("/")[2])
     if taken is not None and _holds_folder(vault, taken):  # (mv would move the file into it: QA round 145-A F4)
@@ -1309,7 +1368,7 @@ def rename_advice(vault: Path | str, rel: str) -> str:
     if taken is not None:
         return (f"{taken} is there already, which a rename would replace: merge the two"
                 + (", or choose another name" if fixed else ""))
-    rivals = _rename_rivals(vault, rel)
+    rivals = _rename_rivals(vault, rel, namesakes)
     if rivals:
         name = fixed or CHANGELOG_FILE
         return (f"{' and '.join(rivals)} would take {name} too, one rename replacing the other: merge"
@@ -1325,10 +1384,11 @@ def renames_advice(vault: Path | str, paths: list[str], rename: str = "rename") 
     taken: dict[str, list[str]] = {}
     folders: dict[str, list[str]] = {}
     shared: dict[str, list[str]] = {}
+    namesakes = Namesakes(vault)
     for rel in paths:
         if (target := _rename_taken(vault, rel)) is not None:
             (folders if _holds_folder(vault, target) else taken).setdefault(target, []).append(rel)
-        elif (rivals := _rename_rivals(vault, rel)):
+        elif (rivals := _rename_rivals(vault, rel, namesakes)):
             folder = rel.rpartition("/")[0]
             fixed = misnamed_note(rel.rpartition("/")[2])
             shared.setdefault(f"{folder}/{fixed}" if folder else fixed, sorted({rel, *rivals}))
