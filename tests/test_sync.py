@@ -1157,6 +1157,40 @@ def test_frontmatter_tags_that_name_no_tag_are_left_out_with_a_warning(tiny_vaul
     assert (rows["knowledge/odd"], rows["knowledge/one"], rows["knowledge/fine"]) == ('["ok"]', '["ops"]', '["ok", "ok2"]')
 
 
+def test_many_tags_or_authors_are_read_each_compared_with_no_other(monkeypatch):
+    """QA round 149-F F2: tags: as a comma string of many tags made parsing quadratic (64,000 tags: 25.7 s), and a
+    changelog entry's many authors alike: normalize_tags kept a tag unless the list of those kept held it already, and
+    each #hashtag the YAML comments hold was looked for in the list of tags. A set beside the list holds them; the
+    tags, their order and the warnings are as before."""
+    import json
+
+    from dreamdb.vault import parse
+
+    compared = []
+
+    class Tag(str):  # (a tag that counts its comparisons: a list's `in` makes one with each item, a set's almost none)
+        __hash__ = str.__hash__
+
+        def __eq__(self, other):
+            compared.append(1)
+            return str.__eq__(self, other)
+
+    clean_tag = parse.clean_tag
+    monkeypatch.setattr(parse, "clean_tag", lambda text: Tag(clean_tag(text)))
+    many = 2000
+    head = f"---\ntitle: t\ntags: {', '.join(f'tag{i % (many // 2)}' for i in range(many))}"
+    text = head + ", " + ", ".join(f"#lost{i}" for i in range(200)) + "\n---\nsleep\n"
+    [doc], warnings = parse.parse_markdown("knowledge/big.md", "knowledge", text)
+    assert doc.tags == [f"tag{i}" for i in range(many // 2)]  # (each once, in the order written)
+    assert warnings == ["knowledge/big.md: frontmatter tags written as #hashtags are YAML comments, so they are not"
+                        " tags (#lost0, #lost1, #lost2, #lost3, #lost4 …); quote them ('#alpha') or drop the #"]
+    assert len(compared) <= 2 * many, len(compared)  # (each repeated tag once; before: 1,201,000, 200,000 of them the #hashtags)
+    compared.clear()
+    entry = {"date": "2026-08-01", "type": "feat", "summary": "s", "authors": [f"a{i % 1000}" for i in range(many)]}
+    [doc], warnings = parse.parse_changelog("core/CHANGELOG.json", json.dumps([entry]))
+    assert doc.tags == ["feat", *(f"a{i}" for i in range(1000))] and len(compared) <= 2 * many, len(compared)
+
+
 def test_tags_written_as_a_mapping_or_a_set_are_its_keys(tiny_vault):
     """QA round 99-B F5: tags written as a YAML mapping were read by their values, so ``{backend: 1}`` was the
     tag ``1``, silently; a YAML set (``!!set``) became the text of a Python set. A mapping's keys are the tags
