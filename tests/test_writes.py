@@ -2275,6 +2275,49 @@ def test_update_tags_the_index_reads_as_the_notes_change_nothing(tiny_vault: Pat
     assert yaml.safe_load(note.read_text().split("---")[1])["tags"] == ["Release", "process", "ops"]
 
 
+def test_update_refuses_tags_past_the_values_a_sync_reads_and_compares_them_in_linear_time(tiny_vault: Path,
+                                                                                          monkeypatch):
+    """QA round 149-F F3: update --tags of 10,001 tags said Updated, exit 0, and each sync then read the note's
+    frontmatter as too large (more than 10,000 values: indexed the body only, its title and tags lost), the next update
+    refusing it (exit 6); and the tags were compared in time quadratic in their number (_tag_keys: `key not in keys`
+    on a list; 16,000 tags: 4.8 s). Tags that would make the frontmatter hold more values than the reader takes
+    (frontmatter.check_size, counted as it counts) are refused, the file untouched; as many as fit are written and
+    read back whole."""
+    from dreamdb.vault.frontmatter import MAX_VALUES
+    from dreamdb.vault.parse import parse_markdown
+    from dreamdb.writes import markdown
+
+    text = "---\ntitle: Why SQLite\ndescription: chosen store\ndate: 2026-08-01\ntags: [a]\n---\nbody sleep\n"
+    note = write_doc(tiny_vault, "knowledge/n.md", text)
+    fit = MAX_VALUES - 5  # (the mapping, title, description, date and the tags list are values of their own)
+    with pytest.raises(UsageError) as info:
+        update(tiny_vault, "knowledge/n", tags=[f"t{i}" for i in range(fit + 1)], now=NOW)
+    assert info.value.exit_code == 2 and info.value.message == (
+        "The 9,996 tags given would make the document's frontmatter hold more than 10,000 values, more than sync"
+        " reads (it would index the note's body only, without its title, tags or dates); nothing was changed.")
+    assert note.read_text() == text and not (tiny_vault / ".dreamdb" / "trash").exists()
+    compared = []
+
+    class Key(str):  # (a tag key that counts its comparisons: a list's `in` makes one with each item)
+        __hash__ = str.__hash__
+
+        def __eq__(self, other):
+            compared.append(1)
+            return str.__eq__(self, other)
+
+    many = 2000
+    update(tiny_vault, "knowledge/n", tags=[f"t{i}" for i in range(many)], now=NOW)
+    tag_key = markdown.tag_key
+    monkeypatch.setattr(markdown, "tag_key", lambda tag: Key(tag_key(tag)))
+    kept = []
+    update(tiny_vault, "knowledge/n", tags=[f"T{i}" for i in range(many)], now=NOW, on_kept=kept.append)  # (the same)
+    assert kept == [] and len(compared) <= 2 * many, len(compared)  # (before: 8,000,000)
+    monkeypatch.undo()
+    update(tiny_vault, "knowledge/n", tags=[f"t{i}" for i in range(fit)], now=NOW)
+    [doc], warnings = parse_markdown("knowledge/n.md", "knowledge", note.read_text())
+    assert doc.title == "Why SQLite" and doc.tags == [f"t{i}" for i in range(fit)] and warnings == []
+
+
 @pytest.mark.parametrize("name", ["knowledge/tab\tname", "knowledge/tab\tname.md", "knowledge/new\nline.md", "new\nline"])
 def test_names_with_control_characters_are_refused_with_a_rename_hint(tiny_vault, name):
     """Recall finds such a file (shown with ␉/␊); writes refuse it, saying why (QA round 9: 'not a document slug')."""

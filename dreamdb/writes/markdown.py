@@ -398,6 +398,7 @@ def _apply_frontmatter(doc: _Markdown, changes: dict[str, Any]) -> None:
     expected.update(changes)
     for key in [k for k, v in changes.items() if v is REMOVE_KEY]:
         del expected[key]
+    _refuse_unreadable_size(expected, changes)
     if not doc.has_fm:
         doc.has_fm = True
         doc.open_line = "---" + doc.newline
@@ -457,6 +458,25 @@ def _apply_frontmatter(doc: _Markdown, changes: dict[str, Any]) -> None:
         doc.fm_lines = [ln + doc.newline for ln in dumped.splitlines()]
         if (_load("".join(doc.fm_lines)) or {}) != expected:  # pragma: no cover
             raise WriteRefused("Internal error: could not write the frontmatter faithfully; nothing written.")
+
+
+def _refuse_unreadable_size(expected: dict, changes: dict[str, Any]) -> None:
+    """Raise UsageError when the frontmatter ``expected`` (what ``changes`` would make it) holds more values than a
+    sync reads (:func:`dreamdb.vault.frontmatter.check_size`, counting as the reader does): the file was written, and
+    each sync then indexed its body only, without its title, tags or dates, and the next update refused it as too
+    large (QA round 149-F F3: ``update --tags`` of 10,001 tags said Updated)."""
+    from dreamdb.vault.frontmatter import MAX_VALUES, TooLarge, check_size
+
+    try:
+        check_size(expected)
+    except TooLarge:
+        tags = changes.get("tags")
+        given = f"The {len(tags):,} tags given" if isinstance(tags, list) else "This change"
+        raise UsageError(f"{given} would make the document's frontmatter hold more than {MAX_VALUES:,} values, more"
+                         " than sync reads (it would index the note's body only, without its title, tags or dates);"
+                         " nothing was changed.",
+                         hint="Give fewer tags (a note's tags are a few words); keep long lists in the note's body"
+                              " (--append).") from None
 
 
 def _top_nodes(text: str) -> list | None:
@@ -695,9 +715,11 @@ def _tag_keys(tags: list[str]) -> list[str]:
     """``tags`` as the index reads them (:func:`dreamdb.vault.tags.tag_key`: ``Process``, ``#process`` and
     ``topic:process`` are the tag ``process``), in order, each once."""
     keys: list[str] = []
+    seen: set[str] = set()  # (beside the list: a membership test on it made 16,000 tags take 4.8 s, QA round 149-F F3)
     for tag in tags:
         key = tag_key(tag)
-        if key not in keys:
+        if key not in seen:
+            seen.add(key)
             keys.append(key)
     return keys
 
