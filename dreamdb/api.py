@@ -1163,6 +1163,17 @@ class Index:
             + (f", but not the latest changes in its -wal file ({left_out:,} bytes), which cannot be read without"
                " writing beside it; a sync brings the copy up to date" if left_out else ""))
 
+    def _connect_for_check(self):
+        """A read-only connection to the index file, for a check before a read that does not open it for writing
+        (:meth:`check_index_vault_readonly`, :meth:`check_synced_readonly`), or ``None`` where there is no file or it
+        cannot be opened: the read itself then says what is wrong with it."""
+        if not self.index_path.is_file():
+            return None
+        try:
+            return db.connect(self.index_path, readonly=True, busy_timeout_ms=500)
+        except DreamdbError:
+            return None
+
     def check_index_vault_readonly(self) -> None:
         """For reads that do not open the index for writing (``dreamdb sql --no-sync``): refuse, as opening
         it would, an index file (``DREAMDB_INDEX``, ``index_path``) that mirrors another existing vault.
@@ -1170,12 +1181,9 @@ class Index:
         Raises:
             UsageError: the index belongs to another existing vault.
         """
-        if not self._may_be_shared() or not self.index_path.is_file():
+        conn = self._connect_for_check() if self._may_be_shared() else None
+        if conn is None:
             return
-        try:
-            conn = db.connect(self.index_path, readonly=True, busy_timeout_ms=500)
-        except DreamdbError:
-            return  # the read itself says what is wrong with the file
         try:
             self._check_index_vault(conn, readonly=True)
         except db.DatabaseError:
@@ -1196,12 +1204,9 @@ class Index:
                 (exit 5, as a read that syncs says after waiting for it).
             IndexUnavailable: the index has never been synced, and no process is building it (exit 4).
         """
-        if not self.index_path.is_file():
+        conn = self._connect_for_check()
+        if conn is None:
             return
-        try:
-            conn = db.connect(self.index_path, readonly=True, busy_timeout_ms=500)
-        except DreamdbError:
-            return  # the read itself says what is wrong with the file
         try:
             never = _never_synced(conn)
         except db.DatabaseError:

@@ -1209,12 +1209,9 @@ def test_compact_gives_back_the_space_of_deleted_vectors(tiny_vault):
     assert p.returncode == 0 and "another process is reading the index" in p.stderr, p.stderr
 
 
-def test_interrupted_forced_refresh_leaves_every_text_with_a_vector(tiny_vault):
-    """--force replaces each text's vector in the transaction that stores the new one: stopped halfway,
-    every chunk text still has a vector (half new, half old), and hybrid recall is never partial."""
-    make_vault(tiny_vault, 6)  # 12 chunk texts
-    emb = HashEmbedder()
-
+def _stop_a_forced_refresh_after_one_batch(index, emb) -> None:
+    """Run ``refresh(force=True)`` in batches of 4 and stop it (an exception from its progress callback) once the first
+    batch is stored: the state a killed or running ``--force`` leaves in the index."""
     class Stop(Exception):
         pass
 
@@ -1222,11 +1219,19 @@ def test_interrupted_forced_refresh_leaves_every_text_with_a_vector(tiny_vault):
         if done >= 4:
             raise Stop
 
+    with pytest.raises(Stop):
+        store.refresh(index.conn, emb, force=True, batch_size=4, progress=progress)
+
+
+def test_interrupted_forced_refresh_leaves_every_text_with_a_vector(tiny_vault):
+    """--force replaces each text's vector in the transaction that stores the new one: stopped halfway,
+    every chunk text still has a vector (half new, half old), and hybrid recall is never partial."""
+    make_vault(tiny_vault, 6)  # 12 chunk texts
+    emb = HashEmbedder()
     with open_synced(tiny_vault) as index:
         store.refresh(index.conn, emb)
         before = dict(index.conn.execute("SELECT content_hash, id FROM embeddings"))
-        with pytest.raises(Stop):
-            store.refresh(index.conn, emb, force=True, batch_size=4, progress=progress)
+        _stop_a_forced_refresh_after_one_batch(index, emb)
         after = dict(index.conn.execute("SELECT content_hash, id FROM embeddings"))
         assert set(after) == set(before) and store.pending(index.conn, emb.model_id) == 0
         assert sum(after[h] != before[h] for h in before) == 4  # one batch replaced, the rest kept
@@ -1264,18 +1269,9 @@ def test_a_forced_refresh_running_in_another_process_is_not_said_interrupted(tin
 
     make_vault(tiny_vault, 6)  # 12 chunk texts
     emb = HashEmbedder()
-
-    class Stop(Exception):
-        pass
-
-    def progress(done, total):
-        if done >= 4:
-            raise Stop
-
     with open_synced(tiny_vault) as index:
         store.refresh(index.conn, emb)
-        with pytest.raises(Stop):  # (the state a --force under way leaves in the index: its bound, 8 texts left)
-            store.refresh(index.conn, emb, force=True, batch_size=4, progress=progress)
+        _stop_a_forced_refresh_after_one_batch(index, emb)  # (the state a --force under way leaves: 8 texts left)
     # the installed model, as embed status finds it (the vectors' model)
     monkeypatch.setattr(locate, "model_status", lambda identify=False: {
         "installed": True, "path": str(tiny_vault / "model"), "model_id": emb.model_id, "runtime_missing": []})
