@@ -383,3 +383,17 @@ def test_a_hit_found_through_a_synonym_shows_its_line_weighed_as_the_ranking_wei
         # weight the earlier teapot line would tie and be shown)
         assert hits["knowledge/pantry"].snippet == \
             "Jars below.\nThe kettle is boiled twice a day.\nEnd of the list."
+
+
+def test_a_short_term_starting_many_words_leaves_the_line_naming_it_reachable():
+    """QA round 149-H F1: a term of ≤ 3 letters matched at the start of any word (149-G F4's reading of ``cats`` as
+    ``cat``), so in a note of 5,001 lines of ``commit common compile`` every word was a candidate for ``com``, the
+    candidates' budget (SNIPPET_CANDIDATES) ran out before the last line, and the snippet showed two lines naming no
+    query word. Such a term is the whole word, or the word its plural: the line naming it is shown."""
+    body = "\n".join(["commit common compile computed"] * 5001 + ["serial port: use com3, the com port"]) + "\n"
+    assert best_snippet(body, {"com": 1.0, "port": 1.0}, turkish=False) == \
+        "commit common compile computed\nserial port: use com3, the com port"
+    body = "\n".join(["config code commit could"] * 5001 + ["the answer: we chose co for this", "end"])
+    assert best_snippet(body, ["co"], turkish=False) == "config code commit could\nthe answer: we chose co for this\nend"
+    assert best_snippet("a\nb\nc\nwe track OKRs and boxes\nd", {"okr": 1.0}, turkish=False) == \
+        "c\nwe track OKRs and boxes\nd"  # (the plural still read as its singular)

@@ -201,19 +201,24 @@ def _prefilter(terms: set[str], folded: str, turkish: bool = False) -> re.Patter
     Stemming only rewrites a word's ending (plural ``-ies`` → ``-y``, Turkish
     consonant softening ``ğ`` → ``k``), so a token starting with all but the
     stem's last letter (capped at 5) is a safe pre-filter; a term of ≤ 3
-    characters must start the token (it is the whole word, or the stem of a longer one: ``cats`` → ``cat``,
-    ``OKRs`` → ``okr``; QA round 149-G F4, such words were never found, a whole token being asked for), as all
-    but its last letter, one or two, would make nearly every word a candidate: a word whose stemming rewrote the
-    last letter of a term that short (``using`` → ``use``) is not found. In Turkish text a term's ``ı`` may be
+    characters must be the whole word, or the word its plural (``cats`` → ``cat``, ``OKRs`` → ``okr``, ``boxes``;
+    QA round 149-G F4, such words were never found), as all but its last letter, one or two, would make nearly every
+    word a candidate, and so would the term at a word's start (QA round 149-H F1: in a note of 5,001 lines of
+    ``commit common compile``, ``com`` spent :data:`SNIPPET_CANDIDATES` before the line naming ``com port``): a
+    word whose stemming rewrote the last letter of a term that short (``using`` → ``use``), or took another ending
+    from it (``running``), is not found. In Turkish text a term's ``ı`` may be
     written ``I`` and folded ``i`` (``KIRMIZI``, indexed as ``kırmızı`` too: :func:`_stacked_terms`). The pattern
     has no leading ``\\b``: without it the regex engine scans for the alternatives' first letters, ≈ 4× faster on
     a 50 KB body.
     """
     word = token_pattern(folded).pattern
-    parts = [re.escape(t if len(t) <= 3 else t[: min(len(t) - 1, 5)]) for t in sorted(terms)]
+    prefixes = [re.escape(t[: min(len(t) - 1, 5)]) for t in sorted(terms) if len(t) > 3]
+    short = [re.escape(t) for t in sorted(terms) if len(t) <= 3]
     if turkish:
-        parts = [p.replace("ı", "[ıi]") for p in parts]
-    return re.compile(r"(?:" + "|".join(parts) + r")(?:" + word + ")?")
+        prefixes, short = ([p.replace("ı", "[ıi]") for p in parts] for parts in (prefixes, short))
+    alternatives = ([r"(?:" + "|".join(prefixes) + r")(?:" + word + ")?"] if prefixes else []) + (
+        [r"(?:" + "|".join(short) + r")(?:e?s)?(?!" + word + ")"] if short else [])
+    return re.compile("|".join(alternatives))
 
 
 def _candidates(pre: re.Pattern, folded: str, start: int = 0):
