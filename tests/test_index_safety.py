@@ -1111,6 +1111,35 @@ def test_sql_no_sync_refuses_an_index_never_synced(example_vault, capsys):
     assert json.loads(capsys.readouterr().out) == [{"n": 13}]
 
 
+def test_sql_no_sync_on_an_index_never_synced_leaves_its_file_as_it_was(example_vault, capsys):
+    """QA round 149-I F1: the check that tells a never-synced index from another process's first build tried its write
+    lock through dreamdb's connection, which sets WAL mode: an index in another journal mode (a rollback journal) was
+    rewritten to WAL by ``sql --no-sync``, a read. The lock is tried on a plain connection: the file is as it was, in
+    its journal mode, and the refusal the same (exit 4); under another process's lock, exit 5."""
+    import hashlib
+    import sqlite3
+
+    from dreamdb.entry import main
+
+    with dreamdb.open(example_vault, auto_sync=False) as index:  # the schema, no documents, no sync
+        assert index.conn.execute("SELECT count(*) FROM documents").fetchone()[0] == 0
+    path = example_vault / ".dreamdb" / "index.db"
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA journal_mode = DELETE").fetchone() == ("delete",)
+    conn.close()
+    before = hashlib.sha256(path.read_bytes()).hexdigest()
+    argv = ["sql", "--no-sync", "SELECT count(*) FROM documents", "--vault", str(example_vault)]
+    assert main(argv) == 4
+    assert "has never been synced" in capsys.readouterr().err
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == before
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA journal_mode").fetchone() == ("delete",)
+    conn.close()
+    with held_by_another_process(path, exclusive=False):
+        assert main(argv) == 5
+    assert "building this vault's index for the first time" in capsys.readouterr().err
+
+
 def test_embed_refresh_and_compact_check_the_index_first(example_vault):
     """QA round 7: embed refresh ran on a damaged index (the next recall rebuilt it and dropped the vectors)."""
     from click.testing import CliRunner
