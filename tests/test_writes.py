@@ -2275,6 +2275,27 @@ def test_update_tags_the_index_reads_as_the_notes_change_nothing(tiny_vault: Pat
     assert yaml.safe_load(note.read_text().split("---")[1])["tags"] == ["Release", "process", "ops"]
 
 
+def test_a_refused_frontmatter_past_the_values_sync_reads_is_told_what_holds_them(tiny_vault: Path):
+    """QA round 149-I F2: an update --status (or two tags) on a note whose other keys hold nearly every value a sync
+    reads was refused, rightly, with the hint "Give fewer tags": the hint names what holds most of them, the tags
+    given or the frontmatter's other keys."""
+    from dreamdb.vault.frontmatter import MAX_VALUES
+
+    refs = "".join(f"  - r{i}\n" for i in range(MAX_VALUES - 3))  # (the mapping, title, refs: 10,000 with these)
+    text = "---\ntitle: Full\nrefs:\n" + refs + "---\nbody\n"
+    note = write_doc(tiny_vault, "knowledge/full.md", text)
+    for change in ({"status": "done"}, {"tags": ["a", "b"]}):
+        with pytest.raises(UsageError) as info:
+            update(tiny_vault, "knowledge/full", now=NOW, **change)
+        assert info.value.exit_code == 2 and "more than 10,000 values" in info.value.message
+        assert info.value.hint == ("Its frontmatter's other keys hold most of them: move their long lists into the"
+                                   " note's body (metadata is tens of values), then retry."), change
+        assert note.read_text() == text
+    with pytest.raises(UsageError) as info:
+        update(tiny_vault, "knowledge/full", now=NOW, tags=[f"t{i}" for i in range(MAX_VALUES)])
+    assert info.value.hint.startswith("Give fewer tags")
+
+
 def test_update_refuses_tags_past_the_values_a_sync_reads_and_compares_them_in_linear_time(tiny_vault: Path,
                                                                                           monkeypatch):
     """QA round 149-F F3: update --tags of 10,001 tags said Updated, exit 0, and each sync then read the note's

@@ -471,12 +471,17 @@ def _refuse_unreadable_size(expected: dict, changes: dict[str, Any]) -> None:
         check_size(expected)
     except TooLarge:
         tags = changes.get("tags")
+        # (the hint names what holds most of them: the tags given, or the frontmatter's other keys, which a --status
+        # or a few tags tipped over; QA round 149-I F2: "Give fewer tags" was said to an update --status)
+        many_tags = isinstance(tags, list) and len(tags) > MAX_VALUES // 2
         given = f"The {len(tags):,} tags given" if isinstance(tags, list) else "This change"
         raise UsageError(f"{given} would make the document's frontmatter hold more than {MAX_VALUES:,} values, more"
                          " than sync reads (it would index the note's body only, without its title, tags or dates);"
                          " nothing was changed.",
                          hint="Give fewer tags (a note's tags are a few words); keep long lists in the note's body"
-                              " (--append).") from None
+                              " (--append)." if many_tags else
+                         "Its frontmatter's other keys hold most of them: move their long lists into the note's"
+                         " body (metadata is tens of values), then retry.") from None
 
 
 def _top_nodes(text: str) -> list | None:
