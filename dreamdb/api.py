@@ -706,9 +706,11 @@ class Index:
         self.allow_model_build = allow_model_build
         self.lazy_refresh_max = lazy_refresh_max
         self.lazy_refresh_seconds = lazy_refresh_seconds
-        if engine not in ("memory", "sql"):
+        # (any case and spaces around, as recall's mode is read: QA round 150-B C1, "SQL" was refused)
+        chosen = engine.strip().lower() if isinstance(engine, str) else engine
+        if chosen not in ("memory", "sql"):
             raise UsageError(f"Unknown engine {engine!r}", hint="Use 'memory' or 'sql'.")
-        self.engine = engine
+        self.engine = chosen
         self.lexicon = _lexicon_option(lexicon)
         self._lexicon_noted = None  # the unusable lexicon file already named in a note (see _lexicon)
         self._deferring = threading.local()  # .notes: where this thread's filter notes go instead (_explain_filters)
@@ -2405,9 +2407,7 @@ class Index:
             return plan, self._bm25_snapshot(plan, top, now_days, filters, explain)
 
         plan, hits = self._guarded(plan_and_rank)
-        if not self.auto_sync:
-            self._note_other_format()
-            self._note_unsynced_writes()
+        self._note_unsynced_state()
         if not plan.terms:
             # Every mode alike: the dense channel would return its nearest chunks to "the of and",
             # which is noise presented as an answer.
@@ -2431,6 +2431,14 @@ class Index:
         else:
             self._note_unread_frontmatter(hits)
         return hits
+
+    def _note_unsynced_state(self) -> None:
+        """Without ``auto_sync``, after a read: :meth:`_note_other_format` and :meth:`_note_unsynced_writes` (recall,
+        list_documents, status and embed_status alike: QA round 150-B F1, status() counted a note this Index had just
+        deleted, without a word)."""
+        if not self.auto_sync:
+            self._note_other_format()
+            self._note_unsynced_writes()
 
     def _note_other_format(self) -> None:
         """Without ``auto_sync``: a note (once per connection and index state) when the index was written in another
@@ -3346,8 +3354,9 @@ class Index:
                  lock_timeout: float | None = None) -> dict[str, Any]:
         """Add a CHANGELOG entry; see :func:`dreamdb.writes.remember` for the arguments and errors (``lock_timeout``,
         seconds, defaults to this index's ``lock_timeout_ms``). The next read syncs the index with the vault when
-        ``auto_sync``, and finds the entry; without it the index does not hold the entry until :meth:`sync` (recall
-        and :meth:`list_documents` answer from the index as it was, with a note saying so).
+        ``auto_sync``, and finds the entry; without it the index does not hold the entry until :meth:`sync` (recall,
+        :meth:`list_documents`, :meth:`status` and :meth:`embed_status` answer from the index as it was, with a note
+        saying so).
 
         Returns:
             The entry as written to ``CHANGELOG.json`` (its ``id`` without a type), plus ``doc_id``: the id recall
@@ -3369,8 +3378,9 @@ class Index:
                lock_timeout: float | None = None) -> dict[str, Any]:
         """Edit a document's frontmatter/body; see :func:`dreamdb.writes.update` for the arguments and errors
         (``lock_timeout``, seconds, defaults to this index's ``lock_timeout_ms``). The next read syncs the index with
-        the vault when ``auto_sync``; without it the index holds the document as it was until :meth:`sync` (recall
-        and :meth:`list_documents` answer from the index as it was, with a note saying so).
+        the vault when ``auto_sync``; without it the index holds the document as it was until :meth:`sync` (recall,
+        :meth:`list_documents`, :meth:`status` and :meth:`embed_status` answer from the index as it was, with a note
+        saying so).
 
         Returns:
             As ``dreamdb update --json`` prints it: ``path`` (the edited file, str; ``updated`` too, its older
@@ -3482,7 +3492,9 @@ class Index:
             VaultNotFound: the vault folder is gone (moved or deleted since the Index was opened).
         """
         self._sync_before_read()
-        return self._guarded(self._status)
+        facts = self._guarded(self._status)
+        self._note_unsynced_state()
+        return facts
 
     def _status(self) -> dict:
         with db.read_snapshot(self.conn):  # (every count of one commit: QA round 108-C F3, 56 of 773 answers taken
@@ -3583,7 +3595,9 @@ class Index:
             with db.read_snapshot(self.conn):  # (every count of one commit: QA round 108-C F3)
                 return embed_status(self.conn, model_id, most_vectors=most_vectors, name=name)
 
-        return self._guarded(read)
+        facts = self._guarded(read)
+        self._note_unsynced_state()
+        return facts
 
     def _embedding_status(self) -> dict:
         """Model and vector coverage for ``status`` (never loads the model; says why hybrid would fall back)."""
@@ -3654,9 +3668,7 @@ class Index:
         rows = self._guarded(lambda: self.conn.execute(
             "SELECT d.doc_id, d.type, d.title, d.date, d.status, d.level, d.source_path FROM documents d"
             f" WHERE {where} ORDER BY d.doc_id", params).fetchall())
-        if not self.auto_sync:  # (an index of another format or archive setting, said as recall says it: 126-A F4)
-            self._note_other_format()
-            self._note_unsynced_writes()
+        self._note_unsynced_state()  # (an index of another format or archive setting, said as recall says it: 126-A F4)
         if not rows and where != "1":
             self._guarded(lambda: self._explain_filters(lambda: self._note_unknown_values(filters)
                                                         or self._note_filtered_documents(_days(now_dt), filters)))

@@ -356,6 +356,16 @@ def test_api_rejects_wrong_argument_types(example_vault, kwargs, message):
         index.recall("sleep", **kwargs)
 
 
+def test_the_engine_is_read_in_any_case_as_recall_mode_is(example_vault):
+    """QA round 150-B C1: engine="SQL" was refused as unknown, while mode="BM25", types="Feature" were taken."""
+    index = dreamdb.open(example_vault, engine=" SQL ")
+    assert index.engine == "sql" and index.recall("sleep debt")[0].doc_id == "feature/sleep-consolidation"
+    index.close()
+    for bad in ("sqlite", 3):
+        with pytest.raises(UsageError, match=f"Unknown engine {bad!r}"):
+            dreamdb.open(example_vault, engine=bad)
+
+
 def test_a_bad_level_is_refused_after_a_valid_equal_one_was_used(example_vault):
     """QA round 64 L7: ``level=True`` and ``level=2.0`` were accepted once ``1`` and ``2`` had been used on the
     same Index (the filters' cache found them: they hash alike)."""
@@ -2735,7 +2745,13 @@ def test_without_auto_sync_the_index_own_writes_are_said_to_be_unsynced(example_
     assert any(n.startswith("this Index made 2 writes to the vault") for n in index.take_notes())
     assert gone["doc_id"] in {d["doc_id"] for d in index.list_documents()}
     assert any(n.startswith("this Index made 2 writes to the vault") for n in index.take_notes())
+    # (QA round 150-B F1: status() and embed_status() counted the deleted note without a word)
+    assert index.status()["by_type"]["knowledge"] == 3
+    assert any(n.startswith("this Index made 2 writes to the vault") for n in index.take_notes())
+    assert index.embed_status()["documents"] == 13
+    assert any(n.startswith("this Index made 2 writes to the vault") for n in index.take_notes())
     index.sync()
+    assert index.status()["by_type"]["knowledge"] == 2 and index.take_notes() == []
     assert [h.doc_id for h in index.recall("ownwritezzz")] == [entry["doc_id"]]
     assert gone["doc_id"] not in {h.doc_id for h in index.recall("uyku borcu")}
     assert index.take_notes() == []

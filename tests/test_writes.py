@@ -1283,6 +1283,15 @@ def test_python_arguments_of_the_wrong_type_are_refused_before_any_write(vault: 
         update(vault, "typed", append="x", on_kept=5)
     assert update(vault, Path("knowledge/typed.md"), append="more") == path.resolve()
     assert path.read_text().endswith("more\n")
+    # QA round 150-B C2: description=5 was told "a non-empty string" (the empty one removes the key); a list of tags
+    # with one bad item was quoted whole
+    with pytest.raises(UsageError, match=r"^description must be a string, got int \(5\)\.$"):
+        update(vault, "typed", description=5)
+    with pytest.raises(UsageError, match=r"^tags must be strings or numbers: item 1 of the list is bool True;"):
+        update(vault, "typed", tags=["a", True])
+    with pytest.raises(UsageError, match=r"got dict \{'a': 1\}\.$"):
+        update(vault, "typed", tags={"a": 1})
+    assert path.read_text().endswith("more\n") and "tags" not in path.read_text()
 
 
 @pytest.mark.parametrize("original", [

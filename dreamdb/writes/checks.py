@@ -103,7 +103,10 @@ def _check_text(name: str, value: object, *, allow_newlines: bool = True, hint: 
     """``value`` when it is a non-empty string fit to store as ``name`` (its lines' lone CRs as LF,
     :func:`lone_cr_as_lf`, when ``allow_newlines``), else UsageError (nothing is written; ``hint``: how to give one,
     for an empty value)."""
-    if not isinstance(value, str) or not value.strip():
+    if not isinstance(value, str):  # (QA round 150-B C2: description=5 was told "a non-empty string", where the
+        # empty one removes the key; the type was what was wrong)
+        raise UsageError(f"{name} must be a string, got {type(value).__name__} ({_short_repr(value)}).")
+    if not value.strip():
         raise UsageError(f"{name} must be a non-empty string.", hint=hint)
     if "\x00" in value:
         raise UsageError(f"{name} contains a NUL character.")
@@ -123,6 +126,12 @@ def _check_text(name: str, value: object, *, allow_newlines: bool = True, hint: 
                          " or invisible characters such as Unicode tags (newlines and tabs are fine;"
                          f" found {_found(value, at)}); nothing was changed.")
     return lone_cr_as_lf(value) if allow_newlines else value
+
+
+def _short_repr(value: object, limit: int = 60) -> str:
+    """``repr(value)``, cut to ``limit`` characters with an ellipsis (a message names a wrong value, not a page of it)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def _bad_char(text: str) -> bool:

@@ -15,7 +15,7 @@ from typing import Any
 from dreamdb.errors import UsageError, WriteRefused
 from dreamdb.vault.fences import cr_line_ends, find_block, lone_cr_in_frontmatter
 from dreamdb.vault.tags import clean_tag, no_tag_reason, tag_key
-from dreamdb.writes.checks import _found, _refused_char, _require_utf8, not_utf8_refusal, refuse_doubled_marks
+from dreamdb.writes.checks import _found, _refused_char, _require_utf8, _short_repr, not_utf8_refusal, refuse_doubled_marks
 
 
 def _load(text: str):
@@ -686,8 +686,13 @@ def _clean_tags(tags: Sequence[str] | str) -> list[str]:
     elif isinstance(tags, (list, tuple)) and all(isinstance(t, (str, int, float)) and not isinstance(t, bool)
                                                  for t in tags):
         items = [str(t) for t in tags]
+    elif isinstance(tags, (list, tuple)):  # (QA round 150-B C2: the whole list was quoted, not the item at fault)
+        at, bad = next((i, t) for i, t in enumerate(tags) if isinstance(t, bool) or not isinstance(t, (str, int, float)))
+        raise UsageError(f"tags must be strings or numbers: item {at} of the {type(tags).__name__} is "
+                         f"{type(bad).__name__} {_short_repr(bad)}; nothing was changed.")
     else:
-        raise UsageError(f"tags must be a comma-separated string or a list (or tuple) of strings or numbers, got {tags!r}.")
+        raise UsageError(f"tags must be a comma-separated string or a list (or tuple) of strings or numbers, got"
+                         f" {type(tags).__name__} {_short_repr(tags)}.")
     _require_utf8(tag=items)  # (before a lone surrogate reads as "names no tag": QA round 126-A F11c)
     out: list[str] = []
     keys: set[str] = set()
