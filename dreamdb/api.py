@@ -1165,14 +1165,15 @@ class Index:
             + (f", but not the latest changes in its -wal file ({left_out:,} bytes), which cannot be read without"
                " writing beside it; a sync brings the copy up to date" if left_out else ""))
 
-    def _connect_for_check(self):
+    def _connect_for_check(self, busy_timeout_ms: int = 500):
         """A read-only connection to the index file, for a check before a read that does not open it for writing
         (:meth:`check_index_vault_readonly`, :meth:`check_synced_readonly`), or ``None`` where there is no file or it
-        cannot be opened: the read itself then says what is wrong with it."""
+        cannot be opened: the read itself then says what is wrong with it. ``busy_timeout_ms``: how long its reads wait
+        for another process's lock (ms)."""
         if not self.index_path.is_file():
             return None
         try:
-            return db.connect(self.index_path, readonly=True, busy_timeout_ms=500)
+            return db.connect(self.index_path, readonly=True, busy_timeout_ms=busy_timeout_ms)
         except DreamdbError:
             return None
 
@@ -1201,17 +1202,32 @@ class Index:
         waited for, and let go (:func:`_lock_to_remove`), to tell another process's first build from an index no
         process is building.
 
+        The check's reads wait for another process's lock as long as the read would (``lock_timeout_ms``): an index
+        in a rollback-journal mode cannot be read while another process writes it, and one whose first build then
+        stopped without a commit is still never synced (QA round 150-A F2: the check gave up after 0.5 s, and the read,
+        waiting on, answered a count of 0, exit 0).
+
         Raises:
             FirstBuildElsewhere: another process holds the write lock of the index never synced: its first build
                 (exit 5, as a read that syncs says after waiting for it).
+            LockTimeout: another process kept the index from being read for ``lock_timeout_ms`` (exit 5).
             IndexUnavailable: the index has never been synced, and no process is building it (exit 4).
         """
-        conn = self._connect_for_check()
+        conn = self._connect_for_check(self.lock_timeout_ms)
         if conn is None:
             return
         try:
+            # (its first read waits in slices, Ctrl-C seen between them: QA round 145-D F5)
+            db.execute_waiting(conn, "SELECT 1 FROM documents LIMIT 1", self.lock_timeout_ms).fetchone()
             never = _never_synced(conn)
-        except db.DatabaseError:
+        except db.DatabaseError as exc:
+            if db.is_lock_error(exc):  # (the read would wait as long, and fail alike)
+                from dreamdb.errors import LockTimeout
+
+                raise LockTimeout(f"The index is locked by another process, which kept it from being read for"
+                                  f" {self.lock_timeout_ms / 1000:g} s (a dreamdb sync, or a program holding it in a"
+                                  " transaction).", hint="Wait for it to finish, then retry (--timeout sets the"
+                                  " wait).") from exc
             return  # (damage, or tables missing: the read says so)
         finally:
             conn.close()

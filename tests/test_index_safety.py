@@ -1148,6 +1148,35 @@ def test_sql_no_sync_on_an_index_never_synced_leaves_its_file_as_it_was(example_
     with held_by_another_process(path, exclusive=False):
         assert main(argv) == 5
     assert "building this vault's index for the first time" in capsys.readouterr().err
+    # QA round 150-A F2: under another process's exclusive lock (a rollback journal: no read gets in), the check gave
+    # up after 0.5 s and the read, waiting on, answered [{"count(*)": 0}], exit 0, once the lock went without a commit
+    conn = sqlite3.connect(path)  # (the holder above set WAL mode, where readers get in: a rollback journal again)
+    assert conn.execute("PRAGMA journal_mode = DELETE").fetchone() == ("delete",)
+    conn.close()
+    holder = subprocess.Popen([sys.executable, "-c", "import sqlite3, sys, time\nc = sqlite3.connect(sys.argv[1],"
+                               " isolation_level=None)\nc.execute('BEGIN EXCLUSIVE')\nprint('held', flush=True)\n"
+                               "time.sleep(1.5)\nc.execute('ROLLBACK')\nprint('gone', flush=True)\ntime.sleep(30)",
+                               str(path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        assert main([*argv[:-2], "--timeout", "5", *argv[-2:]]) == 4  # (waited for the lock, then: never synced)
+        assert holder.stdout.readline().strip() == "gone"
+        out, err = capsys.readouterr()
+        assert "count(*)" not in out and "has never been synced" in err, (out, err)
+    finally:
+        holder.kill()
+        holder.wait()
+    holder = subprocess.Popen([sys.executable, "-c", "import sqlite3, sys, time\nc = sqlite3.connect(sys.argv[1],"
+                               " isolation_level=None)\nc.execute('BEGIN EXCLUSIVE')\nprint('held', flush=True)\n"
+                               "time.sleep(30)", str(path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        assert main([*argv[:-2], "--timeout", "1", *argv[-2:]]) == 5  # (held past the wait)
+        out, err = capsys.readouterr()
+        assert "count(*)" not in out and "kept it from being read for 1 s" in err, (out, err)
+    finally:
+        holder.kill()
+        holder.wait()
 
 
 def test_embed_refresh_and_compact_check_the_index_first(example_vault):
