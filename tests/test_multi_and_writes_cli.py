@@ -326,6 +326,54 @@ def test_writes_show_up_at_next_recall(tmp_path):
 
 
 
+def test_writes_in_read_only_folders_of_the_vault_exit_6_as_root_too(tmp_path):
+    """QA round 150-C F1: as root, with ``knowledge/`` and ``core/`` at mode 555, ``update`` said "Updated" (exit 0),
+    ``delete`` removed the note from the folder, ``remember`` made ``core/CHANGELOG.json``; with ``.dreamdb/trash`` and
+    its ``knowledge/`` at 555, update and ``delete --force`` kept their copies there. Each exits 6 with nothing changed,
+    as for a 555 vault folder."""
+    v = tmp_path / "_dream_context"
+    shutil.copytree(ROOT / "examples" / "_dream_context", v, ignore=shutil.ignore_patterns(".dreamdb"))
+    assert cli("sync", "--vault", str(v)).returncode == 0
+    (v / "core" / "CHANGELOG.json").unlink()
+    knowledge, core, trash = v / "knowledge", v / "core", v / ".dreamdb" / "trash"
+
+    def notes() -> dict[str, bytes]:
+        return {p.relative_to(v).as_posix(): p.read_bytes() for p in sorted(v.rglob("*"))
+                if p.is_file() and ".dreamdb" not in p.relative_to(v).parts}
+
+    def refused(folder: Path, *commands: list[str]) -> None:
+        before = notes()
+        for command in commands:
+            ran = cli(command[0], "--vault", str(v), *command[1:])
+            assert ran.returncode == 6, (command, ran.stdout, ran.stderr)
+            assert f"The folder {folder} is read-only (mode 555: no write permission)" in ran.stderr, ran.stderr
+            assert f"chmod u+w '{folder}'" in ran.stderr and not ran.stdout, ran.stderr
+        assert notes() == before
+        assert not list(trash.glob("*/*")) if trash.is_dir() else True
+
+    for folder in (knowledge, core):
+        folder.chmod(0o555)
+    try:
+        refused(knowledge, ["update", "knowledge/uyku-borcu", "--append", "x"], ["delete", "knowledge/uyku-borcu"])
+        refused(core, ["remember", "--summary", "s", "x"])
+    finally:
+        for folder in (knowledge, core):
+            folder.chmod(0o755)
+    assert not (core / "CHANGELOG.json").exists() and not trash.exists()
+    (trash / "knowledge").mkdir(parents=True)
+    for folder in (trash / "knowledge", trash):
+        folder.chmod(0o555)
+    try:
+        refused(trash / "knowledge", ["update", "knowledge/uyku-borcu", "--append", "x"],
+                ["delete", "--force", "knowledge/uyku-borcu"])
+    finally:
+        for folder in (trash, trash / "knowledge"):
+            folder.chmod(0o700)
+    ran = cli("delete", "--vault", str(v), "knowledge/uyku-borcu")  # (writable again: deleted as ever)
+    assert ran.returncode == 0 and not (knowledge / "uyku-borcu.md").exists(), ran.stderr
+    assert len(list((trash / "knowledge").iterdir())) == 1
+
+
 @pytest.mark.parametrize("command", [["remember", "--summary", "Terminated entry", "text"],
                                      ["update", "knowledge/decision-sqlite-index", "--append", "Terminated."]])
 def test_a_write_stopped_by_sigterm_says_so_and_changes_nothing(tmp_path, command):

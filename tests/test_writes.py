@@ -2504,6 +2504,100 @@ def test_read_only_vault_is_refused_before_creating_anything(twins: Path):
     assert (twins / "knowledge" / "foo.md").read_text() == FOO_TOP
 
 
+def _tree(folder: Path) -> dict[str, bytes | None]:
+    """Every file (its bytes) and folder (``None``) under ``folder``, by relative path, for "nothing was changed"."""
+    out: dict[str, bytes | None] = {}
+    for path in sorted(folder.rglob("*")):
+        out[path.relative_to(folder).as_posix()] = None if path.is_dir() else path.read_bytes()
+    return out
+
+
+@contextlib.contextmanager
+def _read_only(*folders: Path):
+    """``chmod 555`` on ``folders`` (no write bit: dreamdb refuses even root), their modes restored after (tmp cleanup
+    needs them writable)."""
+    modes = [(folder, folder.stat().st_mode & 0o7777) for folder in folders]
+    try:
+        for folder, _mode in modes:
+            os.chmod(folder, 0o555)
+        yield
+    finally:
+        for folder, mode in reversed(modes):
+            os.chmod(folder, mode)
+
+
+def test_a_read_only_folder_in_the_vault_is_refused_even_for_root(twins: Path):
+    """QA round 150-C F1: as root, a note in a ``chmod 555`` folder was updated ("Updated", exit 0) and deleted (the file
+    removed from the folder), and ``remember`` made ``CHANGELOG.json`` in a 555 ``core/``, where a 555 vault folder and a
+    444 file were refused. Each is refused before anything is written, the folder named with its mode; a note in a
+    writable folder under the read-only one is still written."""
+    knowledge, core = twins / "knowledge", twins / "core"
+    core.mkdir()
+    before = _tree(twins)
+    with _read_only(knowledge, core):
+        for write in (lambda: update(twins, "knowledge/foo.md", append="x"),
+                      lambda: update(twins, "knowledge/foo.md", description="d"),
+                      lambda: delete(twins, "knowledge/foo.md"),
+                      lambda: delete(twins, "knowledge/foo.md", force=True)):
+            with pytest.raises(WriteRefused) as info:
+                write()
+            assert info.value.message.startswith(f"The folder {knowledge} is read-only (mode 555: no write permission),"
+                                                 " so dreamdb does not write in it ("), info.value.message
+            assert "nothing was changed" in info.value.message
+            assert info.value.hint == f"Give it write permission (chmod u+w '{knowledge}') to update or delete its notes."
+        with pytest.raises(WriteRefused) as info:
+            remember(twins, "a decision", summary="s")
+        assert info.value.message == (f"The folder {core} is read-only (mode 555: no write permission), so dreamdb does"
+                                      " not write in it (remember writes core/CHANGELOG.json there); nothing was changed.")
+        assert info.value.hint == f"Give it write permission (chmod u+w '{core}') to remember."
+        assert _tree(twins) == before  # (not even .dreamdb/: refused before the lock)
+        # the check is the folder's own: a note in a writable folder below it is written
+        update(twins, "knowledge/decisions/foo.md", append="more")
+    assert (twins / "knowledge" / "decisions" / "foo.md").read_text() == FOO_DEC + "\nmore\n"
+    assert (twins / "knowledge" / "foo.md").read_text() == FOO_TOP and not (core / "CHANGELOG.json").exists()
+    remember(twins, "a decision", summary="s")  # (writable again: written as ever)
+    delete(twins, "knowledge/foo.md")
+    assert json.loads((core / "CHANGELOG.json").read_text())[0]["description"] == "a decision"
+    assert not (twins / "knowledge" / "foo.md").exists()
+
+
+def test_a_missing_core_folder_is_made_in_a_writable_vault_only(twins: Path):
+    """QA round 150-C F1: ``core/`` made for a new CHANGELOG.json is looked at where it would be made, the vault folder
+    (refused read-only as before), and made when that is writable."""
+    with _read_only(twins):
+        with pytest.raises(WriteRefused, match=r"The vault folder .* is read-only \(mode 555"):
+            remember(twins, "a decision")
+    assert not (twins / "core").exists()
+    remember(twins, "a decision")
+    assert (twins / "core" / "CHANGELOG.json").is_file()
+
+
+def test_a_read_only_trash_folder_is_refused_even_for_root(twins: Path):
+    """QA round 150-C F1: with ``.dreamdb/trash`` and ``.dreamdb/trash/knowledge`` at mode 555, update and delete --force
+    still wrote their copies there as root. Refused before anything is written; a missing type folder is looked at
+    in the trash folder it would be made in."""
+    update(twins, "knowledge/foo.md", append="one")  # (the trash and its knowledge/ folder made)
+    trash = twins / ".dreamdb" / "trash"
+    note = twins / "knowledge" / "foo.md"
+    for folders, named in (((trash, trash / "knowledge"), trash / "knowledge"), ((trash,), trash)):
+        if named == trash:
+            shutil.rmtree(trash / "knowledge")
+        before = _tree(twins)
+        with _read_only(*folders):
+            for write in (lambda: update(twins, "knowledge/foo.md", append="two"),
+                          lambda: delete(twins, "knowledge/foo.md", force=True)):
+                with pytest.raises(WriteRefused) as info:
+                    write()
+                assert info.value.message == (
+                    f"The folder {named} is read-only (mode 555: no write permission), so dreamdb does not write in it"
+                    " (the trash, where update and delete keep a copy of each note they change); nothing was changed.")
+                assert f"chmod u+w '{named}'" in info.value.hint, info.value.hint
+            assert _tree(twins) == before
+    assert "two" not in note.read_text()
+    kept = delete(twins, "knowledge/foo.md")  # (writable again)
+    assert kept.parent == trash / "knowledge" and not note.exists()
+
+
 def test_read_only_file_system_gets_a_remount_hint(twins: Path, monkeypatch):
     """chmod cannot fix a read-only mount (QA round 9); the statvfs flag tells the two apart."""
     real = os.statvfs
@@ -3120,7 +3214,9 @@ def test_an_immutable_folder_or_trash_and_a_protected_immutable_note_are_named(t
     trash.mkdir(parents=True)
     cases = [(note, lambda: delete(tiny_vault, "note"), f"{note} cannot be written by this user (it has the immutable attribute)"),
              (note.parent, lambda: delete(tiny_vault, "note", force=True), f"the folder {note.parent} has the immutable attribute"),
-             (note.parent, lambda: update(tiny_vault, "note", append="x"), f"the folder {note.parent} has the immutable attribute"),
+             # (refused before the copy of its previous version is written, as a read-only vault folder: QA 150-C F1)
+             (note.parent, lambda: update(tiny_vault, "note", append="x"),
+              f"The folder {note.parent} is read-only (it has the immutable attribute)"),
              (trash, lambda: delete(tiny_vault, "note", force=True), f"the folder {trash} has the immutable attribute")]
     for target, write, said in cases:
         note.chmod(0o444 if target == note else 0o644)

@@ -35,7 +35,9 @@ markdown document). The rules every one of them follows:
   ``<UTC time>-<name>.md``; a name too long for the file system is
   shortened and given a short hash), then replaces it.
 * **File protection is respected.** A write-protected file (no write bit, or
-  no write access) is not replaced; a replaced file keeps its mode bits and,
+  no write access) is not replaced, and no file is created, replaced or removed in a
+  read-only folder (the vault's, a note's, ``core/``, the trash: no write bit, refused
+  even for root; checked before anything is written, QA round 150-C F1); a replaced file keeps its mode bits and,
   when the process may set them, its owner and group. A failed write (disk
   full, quota, read-only file system, permission) raises
   :class:`~dreamdb.errors.WriteRefused` and changes nothing.

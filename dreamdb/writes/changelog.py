@@ -17,7 +17,8 @@ from dreamdb.errors import NotFound, UsageError, WriteRefused
 from dreamdb.vault.fences import cr_line_ends
 from dreamdb.writes.checks import (_check_text, _clock, _flag, _found, _refused_char, _require_utf8, _text_list,
                                    not_utf8_refusal, refuse_doubled_marks)
-from dreamdb.writes.files import (ABSENT, atomic_write_bytes, CHANGED_RETRIES, _check_file_writable, _check_vault,
+from dreamdb.writes.files import (ABSENT, atomic_write_bytes, CHANGED_RETRIES, _check_file_writable,
+                                  _check_folder_writable, _check_vault,
                                   _check_writable, COMMITTED, _confined, FileChanged, read_with_identity,
                                   _lock_wait, refuse_os_errors, vault_lock)
 
@@ -428,7 +429,8 @@ def remember(
         NotFound: ``supersedes`` names no existing entry.
         WriteRefused: CHANGELOG.json is invalid JSON, not UTF-8, or neither an
             array nor ``{"entries": [...]}`` (the file is left untouched); ``core`` is a symlinked folder (which a
-            sync does not follow); the vault is not writable; another program kept writing the file between
+            sync does not follow); the vault or its ``core`` folder is read-only (no write bit: refused even for
+            root, before anything is written); another program kept writing the file between
             dreamdb's read and its rename (:class:`~dreamdb.writes.files.FileChanged`,
             after :data:`~dreamdb.writes.files.CHANGED_RETRIES` more tries).
         LockTimeout: another writer held the vault lock too long.
@@ -503,6 +505,7 @@ def remember(
                            hint=f"Rename it: mv '{vault / misnamed[0]}' '{path}'")
     precheck = _read_changelog(_confined(vault, path))
     _check_file_writable(path)
+    _check_changelog_folder(path)
     if supersedes is not None:
         _resolve_supersedes(supersedes, precheck.entries, precheck.entry_ids()[1])
     with vault_lock(vault, wait), refuse_os_errors(path):
@@ -513,6 +516,16 @@ def remember(
                 if attempt == CHANGED_RETRIES:
                     raise
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _check_changelog_folder(path: Path) -> None:
+    """:func:`~dreamdb.writes.files._check_folder_writable` for the folder ``CHANGELOG.json`` (``path``) is written
+    in, ``core/`` (or, where it is not there yet, the vault folder it would be made in).
+
+    Raises:
+        WriteRefused: that folder is read-only (no write bit: even for root, QA round 150-C F1).
+    """
+    _check_folder_writable(path.parent, f"remember writes {CHANGELOG_RELPATH.as_posix()} there", "to remember")
 
 
 def _insert_entry(vault: Path, path: Path, entry: dict[str, Any], supersedes: str | None,
@@ -565,6 +578,7 @@ def _insert_entry(vault: Path, path: Path, entry: dict[str, Any], supersedes: st
     got = parsed if changelog.depth == 1 else parsed.get("entries")
     if got != expected_entries:  # pragma: no cover - a bug, never written
         raise WriteRefused("Internal error: the edited CHANGELOG.json would not match; nothing written.")
+    _check_changelog_folder(path)  # (again under the lock, before core/ is made or the file written in it)
     path.parent.mkdir(exist_ok=True)  # (core/ in the vault as it is: never the vault itself, QA round 62 H1)
     # (named in the record: an interruption after the write says which entry was saved, QA round 81-A F11)
     if changelog.cr_only:

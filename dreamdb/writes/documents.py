@@ -16,11 +16,11 @@ from dreamdb.errors import NotFound, UsageError, WriteRefused
 from dreamdb.output import has_visible
 from dreamdb.vault.fences import find_block
 from dreamdb.writes.checks import _check_text, _clock, _flag, _require_utf8, lone_cr_as_lf, not_utf8_refusal
-from dreamdb.writes.files import (atomic_write_bytes, _attribute_hint, _attributes, _check_file_writable, _check_vault,
-                                  _check_writable, CHANGED_RETRIES, COMMITTED, _committed, _confined, FileChanged,
-                                  _fsync_dir, Identity, INDEX_DIRNAME, read_with_identity, refuse_os_errors,
-                                  _lock_wait, _trash_path, _trash_root, _trash_stamp, _uninterrupted, update_backup_name,
-                                  vault_lock)
+from dreamdb.writes.files import (atomic_write_bytes, _attribute_hint, _attributes, _check_file_writable,
+                                  _check_folder_writable, _check_trash_writable, _check_vault, _check_writable,
+                                  CHANGED_RETRIES, COMMITTED, _committed, _confined, FileChanged, _fsync_dir, Identity,
+                                  INDEX_DIRNAME, read_with_identity, refuse_os_errors, _lock_wait, _trash_path,
+                                  _trash_root, _trash_stamp, _uninterrupted, update_backup_name, vault_lock)
 from dreamdb.writes.locate import (_document_at, _in_full, _in_trash, _inside_vault, _parse_slug, _restore_hint,
                                    _slug_text, find_document)
 from dreamdb.writes.markdown import (_apply_frontmatter, _clean_tags, _load_markdown, _Markdown, REMOVE_KEY,
@@ -57,7 +57,8 @@ def _plan_update(vault: Path, path: Path, changes: dict[str, Any], content: str 
     read)`` (the identity lets the write tell another program's change since, QA round 59 M2).
 
     Raises:
-        WriteRefused: outside the vault, write-protected, binary (NUL bytes in its first 8 KB, as sync tells),
+        WriteRefused: outside the vault, write-protected or in a read-only folder (:func:`_check_folder_writable`),
+            binary (NUL bytes in its first 8 KB, as sync tells),
             not UTF-8, unclosed frontmatter (any edit,
             even an append: where the body starts is unknown), malformed frontmatter that must change.
     """
@@ -67,6 +68,8 @@ def _plan_update(vault: Path, path: Path, changes: dict[str, Any], content: str 
                            "trash and settings), not a note; nothing was changed.",
                            hint="Remove the symlink, or edit the file it points to by hand.")
     _check_file_writable(real)
+    _check_folder_writable(real.parent, f"updating {real.name} replaces the file there",
+                           "to update or delete its notes")
     with refuse_os_errors(real, "read"):
         try:
             old, seen = read_with_identity(real)
@@ -274,7 +277,8 @@ def update(
             not a mapping; the frontmatter is not closed (refused for every
             edit, ``append`` included); the file is not UTF-8 or is
             write-protected; the document resolves outside the vault; the
-            vault is not writable; writing failed (disk full, quota, read-only
+            vault, the note's folder or the trash folder is read-only (no write bit: refused even for root, before
+            anything is written); writing failed (disk full, quota, read-only
             file system: the file is then unchanged).
         FileChanged: another program wrote the note between its read and its replacement (a WriteRefused;
             nothing was changed): with ``content`` at once (a note only touched, its bytes as read, is written:
@@ -341,7 +345,9 @@ def update(
     since = _trash_stamp()
     found_type, path = find_document(vault, typed)
     rel = path.relative_to(vault).as_posix()
-    _plan_update(vault, path, changes, content, append, pin, clock)
+    _, old, new, _seen = _plan_update(vault, path, changes, content, append, pin, clock)
+    if new != old:  # (its previous version goes to the trash: a read-only trash folder is refused before the lock)
+        _check_trash_writable(vault, found_type)
     with vault_lock(vault, wait):
         for attempt in range(CHANGED_RETRIES + 1):
             doc_type, path = _relocate(vault, slug, rel, found_type, since)
@@ -383,8 +389,9 @@ def update(
 def _check_deletable(vault: Path, doc_type: str, path: Path, force: bool) -> None:
     """Raise WriteRefused when ``path`` cannot or (without ``force``) should not be deleted: a special file, a
     folder the move cannot leave or reach (an attribute on the note's folder or the trash: before any hint
-    to pin off or to force, which could not help; QA round 44), then without ``force`` a write-protected,
-    unreadable-frontmatter or pinned note."""
+    to pin off or to force, which could not help; QA round 44; a read-only one, no write bit even for root:
+    :func:`_check_folder_writable`), then without ``force`` a write-protected, unreadable-frontmatter or pinned
+    note."""
     if not path.is_symlink() and path.exists() and not path.is_file():  # (with --force, QA 44: "moved or removed")
         raise WriteRefused(f"{path} is not a regular file (a pipe, device or socket); it was not changed.",
                            hint="dreamdb deletes only notes; remove it yourself if it is not needed.")
@@ -395,6 +402,9 @@ def _check_deletable(vault: Path, doc_type: str, path: Path, force: bool) -> Non
             raise WriteRefused(f"Not deleting {doc_type}/{path.name[:-3]}: the folder {folder} has the"
                                f" {' and '.join(attributes)} attribute, so the note cannot be moved to the trash;"
                                " it was not changed.", hint=_attribute_hint(attributes, folder, "delete the note"))
+    # (a read-only folder, even for root, whom its mode would not stop: with force too, QA round 150-C F1)
+    _check_folder_writable(path.parent, f"deleting {path.name} removes it from there", "to update or delete its notes")
+    _check_trash_writable(vault, doc_type)
     if force:
         return
     force_hint = "dreamdb delete --force deletes it anyway (force=True from Python)."
@@ -446,7 +456,8 @@ def delete(vault: Path, slug: str, *, force: bool = False, lock_timeout: float |
         NotFound: no such document.
         WriteRefused: the document is pinned, write-protected or its
             frontmatter is malformed (without ``force``); it resolves outside
-            the vault; the vault is not writable; the move failed.
+            the vault; the vault, the note's folder or the trash folder is read-only (no write bit: refused even for
+            root and with ``force``, before anything is moved); the move failed.
         LockTimeout: another writer held the vault lock too long.
         VaultNotFound: ``vault`` is not a folder.
     """

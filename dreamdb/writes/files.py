@@ -704,6 +704,65 @@ def _check_writable(vault: Path) -> None:
         raise WriteRefused(f"The vault folder {vault} is read-only ({why}), so dreamdb does not write to it.", hint=hint)
 
 
+def _check_folder_writable(folder: Path, doing: str, purpose: str = "to remember, update or delete", *,
+                           within: Path | None = None) -> None:
+    """Raise WriteRefused when ``folder``, where a write creates, replaces or removes a file, is read-only in intent
+    as the vault folder is (:func:`dreamdb.config.is_writable`: no write bit, even for root, or no write access);
+    when ``folder`` does not exist yet, the nearest folder above it that does is looked at, where the write would
+    create it. Called before anything is written (QA round 150-C F1: as root, a note in a ``chmod 555`` folder was
+    updated and deleted, a ``CHANGELOG.json`` made in a 555 ``core/``, copies kept in a 555 trash, where a 555
+    vault folder and a 444 file were refused). One ``stat`` (and one ``access``) per folder looked at.
+
+    Args:
+        folder: the folder the write puts a file in or takes one from.
+        doing: what the write does there, said in the refusal (``updating knowledge/a.md replaces it there``).
+        purpose: what the hint's fix is for (``to remember, update or delete``).
+        within: where the look upwards stops, unlooked at (another check says that folder's refusal in its own
+            words: the index folder's, :func:`_index_dir`).
+
+    Raises:
+        WriteRefused: that folder is read-only (exit 6); the hint says how to make it writable
+            (:func:`_folder_not_writable`). A folder that cannot be looked at for another reason (a file in the
+            way, no search permission) passes: the write's own error names it.
+    """
+    current = Path(folder)
+    while True:
+        if within is not None and current == within:
+            return
+        try:
+            st = os.stat(current)
+        except FileNotFoundError:
+            if current.parent == current:
+                return
+            current = current.parent  # (made by the write: the folder it is made in is written)
+            continue
+        except OSError:
+            return
+        break
+    if not stat.S_ISDIR(st.st_mode) or (st.st_mode & 0o222 and os.access(current, os.W_OK)):
+        return
+    why, hint = _folder_not_writable(current, "u+w", purpose)
+    raise WriteRefused(f"The folder {current} is read-only ({why}), so dreamdb does not write in it ({doing});"
+                       " nothing was changed.", hint=hint)
+
+
+_TRASH_DOING = "the trash, where update and delete keep a copy of each note they change"
+"""What a write does in the trash folder, as :func:`_check_trash_writable`'s refusal says it."""
+
+
+def _check_trash_writable(vault: Path, doc_type: str) -> None:
+    """:func:`_check_folder_writable` for the trash folder a copy of a ``doc_type`` note goes to
+    (``.dreamdb/trash/<type>``), or, where it is not there yet, ``.dreamdb/trash``, where it would be made (the index
+    folder and the vault folder, where the trash itself would be made, are checked by :func:`_index_dir`, which
+    says what the index folder holds).
+
+    Raises:
+        WriteRefused: that folder is read-only.
+    """
+    _check_folder_writable(_trash_root(vault) / doc_type, _TRASH_DOING, "to update or delete notes",
+                           within=Path(vault) / INDEX_DIRNAME)
+
+
 def _folder_not_writable(folder: Path, mode: str, purpose: str) -> tuple[str, str]:
     """``(why, hint)`` for a folder dreamdb will not write in, as a file's refusal says it (:func:`_why_not_writable`):
     a read-only file system, an immutable or append-only attribute, another owner, or no write bit, with the fix
@@ -799,8 +858,14 @@ def _trash_path(vault: Path, doc_type: str, name: str) -> Path:
 
     A name too long for the file system is shortened by :func:`_fit_name`.
     Call with the vault lock held (the name is unused only until another writer picks it).
+
+    Raises:
+        WriteRefused: the index folder cannot be made or written (:func:`_index_dir`), the trash folder or its type
+            folder is read-only (:func:`_check_trash_writable`: no write bit, root too), is a file, or cannot be
+            made; a level is a link out of ``.dreamdb``.
     """
     trash = _index_dir(vault) / "trash" / doc_type
+    _check_trash_writable(vault, doc_type)  # (before a level is made, or a copy written in one)
     try:
         for folder in (trash.parent, trash):  # each level 0700, as the index folder
             # a symlinked trash (or type folder) must not carry copies out of the vault, nor get a
