@@ -60,7 +60,42 @@ together, as written here with stopwords left out (``thanks a lot`` is ``thanks 
 thanks a lot`` and ``eline sağlık`` injected unrelated notes; QA round 76 F3, the words alone silenced "how does the
 job work". Compared without Turkish letters (:func:`_acknowledgement_key`). QA round 78 F1: "that works, thanks",
 "awesome, ship it", "çalıştı, teşekkürler", "sağ olun" injected notes."""
-_LONGEST_PHRASE = max(map(len, ACKNOWLEDGEMENT_PHRASES))
+
+GREETINGS = frozenset("""hello hi hey heya hiya howdy hallo yo greetings bye goodbye byebye cya farewell goodnight
+    merhaba merhabalar meraba mrb selam selamlar slm günaydın tünaydın hoşgeldin hoşgeldiniz hoşçakal hoşçakalın
+    görüşürüz naber nbr nasılsın nasılsınız iyiyim hadi haydi başlayalım""".split())
+"""Greetings and farewells, English and Turkish, word by word: the interjections that open or close a conversation
+(``hello``, ``merhaba``, ``günaydın``, ``bye``, ``görüşürüz``), and Turkish's one-word greeting questions and openers
+(``nasılsın``, ``naber``; ``hadi``, ``başlayalım``), read as :data:`ACKNOWLEDGEMENTS` are: a prompt made only of
+these, acknowledgements, the phrases of :data:`GREETING_PHRASES` and :data:`ACKNOWLEDGEMENT_PHRASES` and stopwords is
+conversation (QA round 150-F F2: "hello there", "merhaba!", "good morning" and "iyi akşamlar" injected notes, "hello"
+the objective "Hello World PR"). A word a question also uses (``morning``, ``good``, ``day``, ``akşamlar``,
+``start``) is one only inside a phrase: "morning standup notes" and "good first issue" stay queries."""
+
+GREETING_PHRASES = frozenset(tuple(p.split()) for p in (
+    "good morning", "good afternoon", "good evening", "good night", "good day", "nice day", "great day",
+    "good weekend", "nice weekend", "see later", "see soon", "see tomorrow", "talk later", "talk soon", "take care",
+    "welcome back", "let get started", "lets get started", "let start", "lets start", "let begin", "lets begin",
+    "iyi sabahlar", "iyi günler", "iyi akşamlar", "iyi geceler", "iyi çalışmalar", "iyi hafta sonları",
+    "hayırlı sabahlar", "hayırlı günler", "hayırlı işler", "kolay gelsin", "hoş geldin", "hoş geldiniz",
+    "hoşça kal", "hoşça kalın"))
+"""Greetings and farewells made of words a question is also made of, read as conversation only together, written as
+:data:`ACKNOWLEDGEMENT_PHRASES` are (stopwords left out: "let's get started" is ``let get started``, "have a nice
+day" ``nice day``)."""
+
+GREETING_QUESTIONS = frozenset(tuple(p.split()) for p in (
+    "how are you", "how are you doing", "how you doing", "how is it going", "how it going", "how are things",
+    "how is everything", "how have you been", "how do you do", "what is up", "what up", "whats up", "sup", "wassup",
+    "nasılsın", "nasılsınız", "naber", "nbr", "ne haber", "nasıl gidiyor", "ne var ne yok", "iyi misin",
+    "iyi misiniz"))
+"""Greetings asked as a question ("how are you?", "what's up?", "nasılsın?", "naber?"), written word for word with
+their stopwords (``what's up`` is ``what up``): one that ends its clause (before ``?``, ``!``, ``,``, ``.``, ``;``,
+``:``, a line's end or the prompt's) is a greeting, its question mark and question words no question's
+(:func:`_is_acknowledgement`): "merhaba, nasılsın?" and "selam, naber?" injected notes (QA round 150-F F2). One
+that does not end its clause is a question's words ("how are you handling retries?"), and so is a clause it ends
+holding other words ("deploy nasıl gidiyor?" is read for ``deploy``)."""
+_LONGEST_PHRASE = max(map(len, ACKNOWLEDGEMENT_PHRASES | GREETING_PHRASES))
+_LONGEST_GREETING_QUESTION = max(map(len, GREETING_QUESTIONS))
 
 
 def _acknowledgement_key(word: str) -> str:
@@ -434,9 +469,10 @@ def run(payload_text: str) -> str:
             _why(f"prompt missing or shorter than {MIN_PROMPT_CHARS} characters; nothing printed")
             return ""
         if _is_acknowledgement(prompt):
-            keys, words = _words(prompt)
+            keys, words, greets, _asks = _words(prompt)
             # (a prompt of common words alone was said to hold "only symbols, emoji or punctuation": QA round 100-B F5)
-            _why("prompt is only an acknowledgement (ok, thanks…); nothing printed" if words else
+            _why("prompt is only an acknowledgement or a greeting (ok, thanks, hello…); nothing printed"
+                 if words or greets else
                  "prompt holds only common words (the, could, us…), no word to search for; nothing printed"
                  if keys else "prompt has no words to search for (only symbols, emoji or punctuation); nothing printed")
             return ""
@@ -579,31 +615,61 @@ def _parse_int(digits: str) -> int | str:
         return digits
 
 
-def _words(prompt: str) -> tuple[list[str], list[str]]:
-    """``(its words, those it says)`` of what the hook reads of ``prompt`` (:func:`query_text`; QA round 144-B F3: an
-    acknowledgement was looked for in its first 4,000 characters, and a question after them was not read), lowercase
-    and as :func:`_acknowledgement_key` reads them: the words it says are neither stopwords nor :data:`FUNCTION_WORDS`,
-    but for :data:`POLITENESS_WORDS` ("thanks a lot" is a phrase of thanks; QA round 144-B F5: "please, thanks" was
-    said to hold only common words)."""
+_CLAUSE = LazyPattern(r"([^?¿!.,;:\n]*)([?¿!.,;:\s]*)")
+"""A clause of a prompt and the punctuation that ends it (a question mark, a comma, a line's end…), with the spaces
+after it."""
+
+
+def _words(prompt: str) -> tuple[list[str], list[str], bool, bool]:
+    """``(its words, those it says, greets, asks)`` of what the hook reads of ``prompt`` (:func:`query_text`; QA round
+    144-B F3: an acknowledgement was looked for in its first 4,000 characters, and a question after them was not
+    read), lowercase and as :func:`_acknowledgement_key` reads them: the words it says are neither stopwords nor
+    :data:`FUNCTION_WORDS`, but for :data:`POLITENESS_WORDS` ("thanks a lot" is a phrase of thanks; QA round 144-B F5:
+    "please, thanks" was said to hold only common words), nor the words of a greeting question ending its clause
+    (:data:`GREETING_QUESTIONS`), which ``greets`` says it holds. ``asks``: it holds a question, an ``¿``, a question mark
+    after a clause other than such a greeting, or one of :data:`QUESTION_WORDS` outside one."""
     from dreamdb.analyzer import raw_tokens
 
     stop, polite = _acknowledgement_keys()[4], _polite_keys()
-    keys = [_acknowledgement_key(w) for w in raw_tokens(query_text(prompt))]
-    return keys, [k for k in keys if k not in stop or k in polite]
+    questions, greeting_questions = _acknowledgement_keys()[3], _greeting_question_keys()
+    text = query_text(prompt)
+    keys: list[str] = []
+    said: list[str] = []
+    greets, asks = False, "¿" in text
+    for m in _CLAUSE().finditer(text):
+        clause = [_acknowledgement_key(w) for w in raw_tokens(m.group(1))]
+        if not clause:  # (punctuation alone, before the first word: "?? thanks" asks, as any question mark did)
+            asks = asks or "?" in m.group(2)
+            continue
+        greeting = next((n for n in range(min(len(clause), _LONGEST_GREETING_QUESTION), 0, -1)
+                         if tuple(clause[-n:]) in greeting_questions), 0)
+        own = clause[:len(clause) - greeting]
+        greets = greets or greeting > 0
+        asks = asks or ("?" in m.group(2) and not greeting) or not questions.isdisjoint(own)
+        keys += clause
+        said += [k for k in own if k not in stop or k in polite]
+    return keys, said, greets, asks
 
 
 @lru_cache(maxsize=1)
 def _acknowledgement_keys() -> tuple[frozenset, frozenset, frozenset, frozenset, frozenset]:
-    """:data:`ACKNOWLEDGEMENTS`, :data:`ACKNOWLEDGEMENT_PHRASES`, :data:`OUTCOME_WORDS`, :data:`QUESTION_WORDS` and
-    :data:`dreamdb.analyzer.STOPWORDS` as :func:`_acknowledgement_key` reads words; made on the first prompt read (the
+    """:data:`ACKNOWLEDGEMENTS` with :data:`GREETINGS`, :data:`ACKNOWLEDGEMENT_PHRASES` with :data:`GREETING_PHRASES`,
+    :data:`OUTCOME_WORDS`, :data:`QUESTION_WORDS` and :data:`dreamdb.analyzer.STOPWORDS` as :func:`_acknowledgement_key` reads words; made on the first prompt read (the
     analyzer is not imported with the module: a hook turned off never loads it)."""
     from dreamdb.analyzer import STOPWORDS
 
     def keys(words):
         return frozenset(map(_acknowledgement_key, words))
 
-    return (keys(ACKNOWLEDGEMENTS), frozenset(tuple(map(_acknowledgement_key, p)) for p in ACKNOWLEDGEMENT_PHRASES),
+    return (keys(ACKNOWLEDGEMENTS | GREETINGS),
+            frozenset(tuple(map(_acknowledgement_key, p)) for p in ACKNOWLEDGEMENT_PHRASES | GREETING_PHRASES),
             keys(OUTCOME_WORDS), keys(QUESTION_WORDS), keys(STOPWORDS | FUNCTION_WORDS))
+
+
+@lru_cache(maxsize=1)
+def _greeting_question_keys() -> frozenset:
+    """:data:`GREETING_QUESTIONS` as :func:`_acknowledgement_key` reads words."""
+    return frozenset(tuple(map(_acknowledgement_key, p)) for p in GREETING_QUESTIONS)
 
 
 @lru_cache(maxsize=1)
@@ -667,13 +733,13 @@ def without_function_words(text: str) -> str:
 
 def _is_acknowledgement(prompt: str) -> bool:
     """Whether the prompt, as the hook reads it (:func:`query_text`), is conversation (:data:`ACKNOWLEDGEMENTS`,
-    :data:`ACKNOWLEDGEMENT_PHRASES` and stopwords only, not :data:`OUTCOME_WORDS` alone), or has no word at all; never
-    a question (a question mark or one of :data:`QUESTION_WORDS`)."""
-    acknowledgements, phrases, outcomes, questions = _acknowledgement_keys()[:4]
-    text = query_text(prompt)
+    :data:`GREETINGS`, their phrases, greeting questions ending their clause (:data:`GREETING_QUESTIONS`) and stopwords
+    only, not :data:`OUTCOME_WORDS` alone), or has no word at all; never a question (a question mark or one of
+    :data:`QUESTION_WORDS`, but for a greeting question's: "merhaba, nasılsın?" is a greeting)."""
+    acknowledgements, phrases, outcomes = _acknowledgement_keys()[:3]
     # (stopwords compared without Turkish letters too: "cok" is "çok"; QA round 79 F2)
-    keys, words = _words(text)
-    if keys and ("?" in text or "¿" in text or not questions.isdisjoint(keys)):
+    keys, words, _greets, asks = _words(prompt)
+    if keys and asks:
         return False
     if words and all(w in outcomes for w in words):
         return False

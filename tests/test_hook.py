@@ -1417,7 +1417,8 @@ def test_a_prompt_of_thanks_alone_is_said_to_be_an_acknowledgement(project, tmp_
     monkeypatch.setenv("DREAMDB_HOOK_LOG", str(log))
     monkeypatch.setenv("DREAMDB_HOOK_VERBOSE", "1")
     assert H.run(payload(prompt, project)) == ""
-    assert "prompt is only an acknowledgement (ok, thanks…); nothing printed" in log.read_text(), log.read_text()
+    assert "prompt is only an acknowledgement or a greeting (ok, thanks, hello…); nothing printed" in log.read_text(), \
+        log.read_text()
 
 
 def test_the_block_names_the_dreamdb_the_agent_can_run(project, tmp_path):
@@ -1606,6 +1607,44 @@ def test_praise_and_thanks_are_conversation_not_a_question(tmp_path, monkeypatch
                      "how it works?", "how this works", "what got fixed?", "who fixed it?", "when do we ship?",
                      "nasıl oldu?", "çalıştı mı?", "it's not fixed", "is it fixed now", "neden çalıştı"):
         assert not H._is_acknowledgement(question), question
+
+
+@pytest.mark.parametrize("prompt", ["hello there", "merhaba!", "merhaba, nasılsın?", "good morning", "good evening",
+                                    "selam, naber?", "iyi akşamlar", "good morning! let's get started", "Hi, how are you?",
+                                    "hey, what's up?", "GÜNAYDIN", "gunaydin, baslayalim", "bye, thanks!", "see you later",
+                                    "have a nice day", "iyi günler, kolay gelsin", "hoşça kal", "hello, how are you doing?",
+                                    "Merhaba, nasılsınız? İyi çalışmalar"])
+def test_greetings_and_farewells_are_conversation_not_a_question(tmp_path, monkeypatch, prompt):
+    """QA round 150-F F2: the acknowledgements held thanks and praise but no greetings, so "hello there" injected the
+    objective "Hello World PR", "merhaba!" a changelog entry saying merhaba, "good morning" a note on good sleep. The
+    greetings' words and phrases are conversation, a greeting question ("nasılsın?", "how are you?") too when it ends
+    its clause; a greeting's words that a question also uses count only inside a phrase ("morning standup notes",
+    "good first issue" are queries), and a question beside a greeting is a question."""
+    from dreamdb import hook as H
+
+    vault = filled_vault(tmp_path, {
+        "knowledge/hello.md": "---\ntitle: Hello World PR\n---\nSay hello to the world: a first good issue for"
+                              " everyone.\n",
+        "knowledge/standup.md": "---\ntitle: Morning standup\n---\nThe morning standup notes: good evening calls,"
+                                " night shifts, take care of the cache, nice day rates.\n",
+        "knowledge/selam.md": "---\ntitle: Merhaba ve selam\n---\nMerhaba, selam, günaydın, naber, nasılsın: iyi akşamlar"
+                              " ve iyi günler dilekleri; kolay gelsin, hoşça kal, başlayalım.\n"}, fillers=20)
+    log = tmp_path / "h.log"
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(log))
+    monkeypatch.setenv("DREAMDB_HOOK_VERBOSE", "1")
+    assert H._is_acknowledgement(prompt) and H.run(payload(prompt, vault.parent)) == ""
+    assert "prompt is only an acknowledgement or a greeting (ok, thanks, hello…); nothing printed" in log.read_text()
+    # (the notes are there: a question with the same words recalls them)
+    assert "[knowledge/hello]" in H.run(payload("hello world pr", vault.parent))
+    for question in ("morning standup notes", "good first issue", "hello world", "take care of the cache",
+                     "how are you handling retries?", "what is up with the build", "what's up with that?",
+                     "deploy nasıl gidiyor?", "hi, how are you doing with the migration?", "merhaba, redis nerede?",
+                     "good morning, where are the standup notes?", "nasılsın, çalıştı?", "?? thanks",
+                     # (a question particle beside a greeting: a question, as the rules read it)
+                     "günaydın, başlayalım mı?"):
+        assert not H._is_acknowledgement(question), question
+    assert H.run(payload("morning standup notes", vault.parent)).startswith(H.HEADER)
+    assert H.run(payload("good morning, where are the standup notes?", vault.parent)).startswith(H.HEADER)
 
 
 def test_an_unknown_memory_hook_setting_keeps_the_hook_on_and_says_so(tmp_path, monkeypatch):
