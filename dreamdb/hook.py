@@ -328,13 +328,42 @@ def _one_line(text: str, limit: int | None = None) -> str:
     return text[:cut] + "…"
 
 
+MAX_ID_CHARS = 100
+"""Most characters of an id the block shows (a hit's, and the one superseding it): a longer one is shown by its first
+:data:`ID_HEAD_CHARS` characters and its last, ``…`` between them (:func:`_one_line_id`). The slug of a changelog
+entry's id is made of its scope, and a scope listing files has no bound: QA round 150-F F5, an entry whose scope
+listed 80 files gave a 2,500-character id line in a block of 5–9 lines, whose titles and snippets are cut (90 and 160
+characters). The real vault's longest id then was 155 characters, its median 30. ``dreamdb recall`` shows ids whole."""
+
+ID_HEAD_CHARS = 60
+"""How many of a long id's first characters the block keeps (:data:`MAX_ID_CHARS`): the type and the date of a
+changelog entry, and its scope's first words; its last characters keep the entry's number (``…-ts-1``)."""
+
+_TYPED_ESCAPE = re.compile(r"\\u[0-9a-f]{4}")
+"""A character :func:`dreamdb.output.typable_id` writes as ``\\uXXXX`` in a quoted id: a cut keeps it whole."""
+
+
 def _one_line_id(doc_id: str) -> str:
     """An id on one line, its hidden characters named or counted (:func:`dreamdb.output.visible_id`: QA round 56, an
     id whose file name holds tag characters was shown without them, an id no command could find), quoted where its
-    spaces would be lost (:func:`dreamdb.output.typable_id`: QA round 86-A L1)."""
-    from dreamdb.output import typable_id
+    spaces would be lost (:func:`dreamdb.output.typable_id`: QA round 86-A L1); one longer than :data:`MAX_ID_CHARS`
+    as its first :data:`ID_HEAD_CHARS` characters, ``…`` and its last (at most :data:`MAX_ID_CHARS` in all), a
+    hidden character's name, a ``\\uXXXX`` escape and a grapheme cluster kept whole or left out (QA round 150-F F5)."""
+    from dreamdb.output import cluster_boundary, typable_id
 
-    return typable_id(doc_id)
+    shown = typable_id(doc_id)
+    if len(shown) <= MAX_ID_CHARS:
+        return shown
+    head = cluster_boundary(shown, ID_HEAD_CHARS)
+    tail = cluster_boundary(shown, len(shown) - (MAX_ID_CHARS - 1 - ID_HEAD_CHARS), forward=True)
+    for pattern in (_kept_whole(), _TYPED_ESCAPE):
+        for m in pattern.finditer(shown, max(0, head - 60), head + 60):
+            if m.start() < head < m.end():
+                head = m.start()
+        for m in pattern.finditer(shown, max(0, tail - 60), tail + 60):
+            if m.start() < tail < m.end():
+                tail = m.end()
+    return shown[:head] + "…" + shown[tail:]
 
 
 def _from_best_line(hit) -> str:
@@ -367,7 +396,8 @@ def render_block(hits, *, name_vault: bool = False) -> str:
     """The block printed into the agent's context: header, two lines per hit, two footer lines (5–9 lines for 1–3 hits).
 
     Text from the vault goes through :func:`dreamdb.output.safe_text`: no escape sequence reaches the prompt; ids go
-    through :func:`dreamdb.output.visible_id`. With ``name_vault``, the ``More:`` command names the vault
+    through :func:`dreamdb.output.visible_id`, one longer than :data:`MAX_ID_CHARS` shown by its start and end
+    (:func:`_one_line_id`); titles are cut at 90 characters, snippets at 160. With ``name_vault``, the ``More:`` command names the vault
     (``--vault``): the command alone, run in the prompt's folder, would find none or another
     (:func:`_found_alone`): the vault was found from ``$CLAUDE_PROJECT_DIR`` (QA round 118-A F6), or
     ``$DREAMDB_VAULT`` names another (QA round 139-C F3).

@@ -1647,6 +1647,43 @@ def test_greetings_and_farewells_are_conversation_not_a_question(tmp_path, monke
     assert H.run(payload("good morning, where are the standup notes?", vault.parent)).startswith(H.HEADER)
 
 
+def test_a_long_id_is_shown_by_its_start_and_end_in_the_block(tmp_path, monkeypatch):
+    """QA round 150-F F5: a changelog entry's id is made of its scope, and a scope listing 80 files gave a
+    2,500-character id line (and superseded-by) in the block, whose titles and snippets are cut. The id shown is at
+    most MAX_ID_CHARS: its first 60 characters, "…" and its last; the index keeps the whole id."""
+    import dreamdb
+    from dreamdb import hook as H
+
+    files = ", ".join(f"src/lib/module{i}/handler{i}.ts" for i in range(80))
+    vault = filled_vault(tmp_path, {"core/CHANGELOG.json": json.dumps([
+        {"date": "2026-08-02", "type": "fix", "scope": files, "description": "Websocket gateway reconnect storm fixed"
+         " again, backoff capped", "supersedes": "2026-08-01-" + "-".join(f"src-lib-module{i}-handler{i}-ts"
+                                                                            for i in range(80)) + "-1"},
+        {"date": "2026-08-01", "type": "fix", "scope": files, "description": "Fixed the websocket gateway reconnect"
+         " storm"}])})
+    with dreamdb.open(vault) as index:
+        ids = [h.doc_id for h in index.recall("websocket gateway reconnect storm", top=2)]
+    long_id = "changelog/2026-08-01-" + "-".join(f"src-lib-module{i}-handler{i}-ts" for i in range(80)) + "-1"
+    assert len(long_id) == 2402 and long_id in ids  # (the index keeps the whole id)
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(tmp_path / "h.log"))
+    block = H.run(payload("websocket gateway reconnect storm", vault.parent))
+    lines = block.splitlines()
+    # (two ids of 100 characters, a title of 90, the score: the superseded entry's line)
+    assert lines[0] == H.HEADER and 7 <= len(lines) <= 9 and max(map(len, lines)) <= 340, block
+    shown = long_id[:60] + "…" + long_id[-39:]
+    assert shown == "changelog/2026-08-01-src-lib-module0-handler0-ts-src-lib-mod…er78-ts-src-lib-module79-handler79-ts-1"
+    successor = shown.replace("2026-08-01", "2026-08-02")
+    assert lines[1].startswith(f"1. [{successor}] 2026-08-02 [fix] src/lib/module0/handler0.ts"), block
+    assert lines[3].startswith(f"2. [{shown}] ") and lines[3].endswith(f") — superseded by {successor}"), block
+    # a hidden character's name, a quoted id's \\uXXXX escape and a flag are kept whole or left out by the cut
+    assert H._one_line_id("knowledge/" + "x" * 45 + "\U000e0048" + "y" * 80) == "knowledge/" + "x" * 45 + "…" + "y" * 39
+    quoted = H._one_line_id("knowledge/" + "x" * 46 + "\u00a0" + "y" * 80)
+    assert quoted == '"knowledge/' + "x" * 46 + '…' + "y" * 38 + '"', quoted
+    assert H._one_line_id("knowledge/" + "x" * 49 + "🇹🇷" + "y" * 80) == "knowledge/" + "x" * 49 + "…" + "y" * 39
+    assert H._one_line_id("changelog/2026-08-01-gateway-1") == "changelog/2026-08-01-gateway-1"
+    assert len(H._one_line_id("k/" + "z" * 98)) == 100 and "…" not in H._one_line_id("k/" + "z" * 98)
+
+
 def test_an_unknown_memory_hook_setting_keeps_the_hook_on_and_says_so(tmp_path, monkeypatch):
     """QA round 74 F10: DREAMDB_MEMORY_HOOK=maybe kept the hook on silently (other switches refuse an unknown value;
     the hook never refuses a prompt, so it writes the reason to its log)."""
