@@ -631,6 +631,40 @@ def test_an_english_query_finds_turkish_notes_through_the_lexicon(tiny_vault, sm
         assert ix.recall("rivers", top=2) == []
 
 
+def test_a_word_written_only_in_a_file_name_is_not_translated(tiny_vault, small_lexicon):
+    """QA round 150-F F4: ``utils`` of ``utils.py`` in an English prompt was translated (by its stem, into the Turkish
+    ``hayırlı``, whose stem ``hayır`` a Turkish note held), and that note came first at raw score 0. A word the query
+    writes only in a file name or its path is a name's part, not translated; written as a word of its own too, it is."""
+    write_doc(tiny_vault, "knowledge/nehir-olcumleri.md", "---\ntitle: Nehir ölçümleri\n---\nNehir kenarındaki "
+              "istasyonların su seviyesi ölçümleri haftalık toplanır.\n")
+    write_doc(tiny_vault, "knowledge/river-loader.md", "---\ntitle: River loader\n---\nThe river loader reads the "
+              "gauge files; rename foo there.\n")
+    write_doc(tiny_vault, "knowledge/kahve.md", "---\ntitle: Kahve makinesi\n---\nOfisteki kahve makinesinin "
+              "bakım takvimi.\n")
+    write_doc(tiny_vault, "knowledge/sunucu.md", "---\ntitle: Sunucu ayarları\n---\nBu sunucu için yedekleme planı.\n")
+    with dreamdb.open(tiny_vault, lexicon=small_lexicon) as ix:
+        ix.sync()
+        vocabulary = ix._vocabulary()
+        # a word no note holds, in a file name: not replaced by its translation (sunucu), where as a word it is
+        assert plan_query("rename foo in servers.py", vocabulary=vocabulary, lexicon=small_lexicon).resolved == {}
+        assert plan_query("rename foo in servers", vocabulary=vocabulary, lexicon=small_lexicon).resolved == \
+            {"server": "sunuç"}
+        # a word a note holds, in a file name: not counted with its translation (no class), where as a word it is
+        assert plan_query("rename foo in river.py", vocabulary=vocabulary, lexicon=small_lexicon).translated == {}
+        assert plan_query("rename foo in the river.py river", vocabulary=vocabulary,
+                          lexicon=small_lexicon).translated == {"river": "nehir"}
+        assert [h.slug for h in ix.recall("rename foo in river.py", top=3)] == ["river-loader"]
+        assert [h.slug for h in ix.recall("rename foo in servers.py", top=3)] == ["river-loader"]
+        assert "sunucu" in [h.slug for h in ix.recall("rename foo in servers", top=3)]
+        assert "nehir-olcumleri" in [h.slug for h in ix.recall("rename foo in the river loader", top=3)]
+    from dreamdb.ranking.rank import name_words
+
+    assert name_words("rename foo in src/rivers.py") == {"src", "rivers", "py"}
+    assert name_words("the rivers in rivers.py, see github.com") == {"py", "github", "com"}
+    assert name_words("README.MD and archive.tar.gz") == {"readme", "md", "archive", "tar", "gz"}
+    assert name_words("a sentence.Then another, v1.2 and 3.14") == frozenset()
+
+
 def test_english_queries_on_english_notes_are_untouched(tiny_vault, small_lexicon):
     for rel, text in ENGLISH_NOTES.items():
         write_doc(tiny_vault, rel, text)

@@ -312,7 +312,8 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
             over an index without Turkish documents is not looked up at all, so English queries
             on English notes analyse exactly as before. The score stays BM25 over one term per
             query word.
-        lexicon: :class:`dreamdb.lexicon.Lexicon` (a Turkish–English dictionary) or ``None``.
+        lexicon: :class:`dreamdb.lexicon.Lexicon` (a Turkish–English dictionary) or ``None``. A word the query
+            writes only in a file name or its path (:func:`name_words`) is not translated.
 
     Returns:
         QueryPlan.
@@ -356,6 +357,7 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
                                                                                   lexicon))))))
     translates = bool(lexicon is not None and vocabulary is not None and distinct
                       and _translates(turkish, vocabulary, reads_turkish))
+    names = name_words(written) if lexicon is not None else frozenset()  # (not translated: a file name's parts)
     # "I" in the query: a capital I may stand for Turkish dotless ı (SICAKLIK), in any note's text;
     # with a lexicon, a query none of whose words a note holds may be Turkish typed without its
     # letters, translated into English notes (a query with a word the notes hold is left as before)
@@ -364,7 +366,7 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
         if qwords is None:
             qwords = query_words(text, turkish, words, written_words)
         resolved, by_lexicon, forms = _resolve(text, qwords, turkish, distinct, vocabulary, reads_turkish=reads_turkish,
-                                               translates=translates, lexicon=lexicon)
+                                               translates=translates, lexicon=lexicon, names=names)
     terms = list(dict.fromkeys(resolved.get(t, t) for t in distinct))
     forms = {r: kept for r, found in forms.items() if (kept := tuple(f for f in found if f not in terms))}
     syn: dict[str, float] = {}
@@ -372,7 +374,8 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
     if translates and terms:
         if qwords is None:
             qwords = query_words(text, turkish, words, written_words)
-        chosen = translation_synonyms(qwords, turkish, terms, vocabulary, lexicon, resolved)
+        chosen = translation_synonyms([q for q in qwords if q[1] not in names] if names else qwords, turkish, terms,
+                                      vocabulary, lexicon, resolved)
         # (a replaced word's "other sense" that is only another form of its replacement is in its class already)
         translated = {t: found[0] for t, found in chosen.items() if found[0] not in forms.get(t, ())}
         forms.update((found[0], found[1:]) for t, found in chosen.items() if found[1:] and t in translated)
@@ -597,6 +600,32 @@ def _shouted_turkish(written: str) -> bool:
     NASIL``): only Turkish (and Azerbaijani) writes that letter, and lowercasing hides it (``İ`` → ``i``,
     and ``NASIL`` reads ``nasil``, not the stopword ``nasıl``). A name (``İzmir``) is not such a word."""
     return "\u0130" in written and any("\u0130" in w and w.isupper() for w in tokens(written))
+
+
+_FILE_NAME_RE = LazyPattern(r"[^\s\"'`()<>\[\]{},;]*[^\W_]\.(?:[a-z][a-z0-9]{1,3}|[A-Z][A-Z0-9]{1,3})(?!\w)")
+"""A file name with its extension of two to four lowercase (or capital) letters and digits, and the path before it
+(``utils.py``, ``src/lib/README.MD``, ``archive.tar.gz``), or a host name (``github.com``): as the prompt hook reads an
+extension (:data:`dreamdb.hook._FILE_EXTENSION`; ``sentence.Then`` is none)."""
+
+
+def name_words(written: str) -> frozenset[str]:
+    """The words of ``written`` (a query as written, after :func:`dreamdb.analyzer.normalize`; folded as
+    :func:`plan_query` folds them) that it writes only in file names and their paths (:data:`_FILE_NAME_RE`:
+    ``utils`` and ``py`` of "rename foo in utils.py"), not also as words of its own ("the utils of a.py" keeps
+    ``utils`` a word). Such a word is a name's part, no word of the language: :func:`plan_query` does not translate
+    it. (QA round 150-F F4: ``utils`` of ``utils.py``, no dictionary word, was looked up by its stem ``util``, the
+    stem of *utile*, and became the Turkish ``hayırlı``, "charitable", whose stem ``hayır``, "no", a Turkish diagram
+    note held: the English prompt's first hit, at raw score 0.)"""
+    if "." not in written:
+        return frozenset()
+    found = [m.group() for m in _FILE_NAME_RE().finditer(written)]
+    if not found:
+        return frozenset()
+
+    def words(text: str) -> set[str]:
+        return set(tokens(lower(dotless_capitals(text)), data_dropped=True))
+
+    return frozenset(words(" ".join(found)) - words(_FILE_NAME_RE().sub(" ", written)))
 
 
 MAX_SPELLED_WORDS = 16
@@ -1075,11 +1104,12 @@ def _harmonic_spelling(hit, alts, found, kept: str | None) -> str | None:
 
 def _resolve(text: str, qwords: list[tuple[str, str, bool]], turkish: bool, distinct: list[str],
              vocabulary, *, reads_turkish: bool = False, translates: bool = False,
-             lexicon=None) -> tuple[dict[str, str], list[str], dict[str, tuple[str, ...]]]:
+             lexicon=None, names: frozenset[str] = frozenset()) -> tuple[dict[str, str], list[str], dict[str, tuple[str, ...]]]:
     """``({term: replacement}, [terms replaced by a translation], {such a replacement: its other forms the
     notes hold})`` for the query terms in no document's text (see :func:`plan_query`; ``qwords``:
     :func:`dreamdb.analyzer.query_words` of the query; ``reads_turkish`` and ``translates``: as
-    :func:`plan_query` found them; the forms: :func:`other_forms`).
+    :func:`plan_query` found them; ``names``: the words written only in file names, :func:`name_words`, not
+    translated; the forms: :func:`other_forms`).
 
     A word's replacement depends on the word, its case, the query's language, whether its Turkish
     spellings are tried, and the vocabulary alone: a vocabulary with a ``resolved_words`` dict (the
@@ -1136,7 +1166,7 @@ def _resolve(text: str, qwords: list[tuple[str, str, bool]], turkish: bool, dist
             plain_turkish = (first and not spell and vocabulary.has_turkish and turkish_typed_plainly(w, lexicon))
             keys[t] = (w, cap, turkish, (spell or plain_turkish) and first,
                        loanwords and first and (turkish or (turkish_looking(w) and not english)),
-                       tuple(d for d in directions if not (d and english)) if first else (), stamp)
+                       tuple(d for d in directions if not (d and english)) if first and w not in names else (), stamp)
     outcome = {t: memo[k] for t, k in keys.items() if k in memo} if memo is not None else {}
     for from_turkish in directions:  # each word's lexicon keys in one statement, should its turn come
         _prefetch(lexicon, [(t if from_turkish == turkish else stem(k[0], from_turkish), k[0])
