@@ -1300,13 +1300,16 @@ _SENTENCE_BREAK_RE = re.compile(r"(?<=[.!?…:;])\s+|\n\s*")
 """Where a sentence (or a line) ends: after ``. ! ? … : ;`` and whitespace, or at a line break."""
 
 
-def opening_capitals(written: str, originals: list[str]) -> frozenset[int]:
+def opening_capitals(written: str, originals: list[str], *, capital_i: bool = False) -> frozenset[int]:
     """Indexes (into ``originals``, the words of ``written``: a query after :func:`normalize` and :func:`drop_data`,
     as written) of the capitalised words whose capital may be
     the text's and not the word's: the first word of each sentence or line (``Yedekler nerede?``), and every
     word of a text whose words are all capitalised (a title: ``Sunucu Güvenliği``), unless it has a capital
     ``I`` (which may stand for ``ı``: :func:`alternate_terms` tries both for a capitalised word) or
     is written with a suffix after an apostrophe (``Miller'ın``: a name, as Turkish spells one).
+    With ``capital_i``, a word with a capital ``I`` not written in capitals throughout counts too (``Isıtma``,
+    ``Ilık``: the caller reads its ``I`` as ``ı`` and as ``i``, :func:`dotless_word`); a word in capitals
+    (``API``, ``AYARLARI``) is still left out, and ``I`` alone is no word a caller reads (one letter).
 
     Turkish writes a name's suffixes after an apostrophe, so a capitalised bare word may be a name, and a
     query reads it as one (its English analysis); but Turkish also capitalises every sentence's first word,
@@ -1316,7 +1319,7 @@ def opening_capitals(written: str, originals: list[str]) -> frozenset[int]:
     Turkish word where a Turkish note holds that reading: a name opens a sentence as often (``Rankine
     çevriminin…``), and its Turkish reading, ``rank``, is an English note's word.
     """
-    caps = [o[:1].isupper() and "I" not in o for o in originals]
+    caps = [o[:1].isupper() and ("I" not in o or (capital_i and not o.isupper())) for o in originals]
     if not any(caps):
         return frozenset()
     if all(o[:1].isupper() for o in originals):

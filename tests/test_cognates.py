@@ -258,6 +258,28 @@ def test_a_capitalised_word_opening_a_turkish_query_that_a_turkish_note_holds_is
             assert plan_query("Müller konfigurasyonu", vocabulary=ix._vocabulary()).resolved == {}, engine
 
 
+def test_a_capital_i_opening_a_turkish_query_that_a_turkish_note_holds_as_dotless_is_the_query_s_own(mixed_vault):
+    """QA round 150-A F1, without a lexicon: a word opening the query with a capital ``I`` (``Işık``, Turkish ``ışık``,
+    light) was never read as an ordinary word, though a Turkish note holds it, so ``Işık konfigurasyonu`` was read as
+    a name and ``konfigurasyonu``, not as Turkish, and not tried as loanwords: it missed the note on configuration
+    that ``ışık konfigurasyonu`` finds. Read with its ``I`` as ``ı``, the word is the query's own, and its term is the
+    lowercase query's."""
+    write_doc(mixed_vault, "knowledge/config.md", "---\ntitle: Configuration\n---\n\nThe configuration of the "
+              "office lamps lives in one file.\n")
+    write_doc(mixed_vault, "knowledge/isik.md", "---\ntitle: Lambalar\n---\n\nKoridordaki ışık her gece açık "
+              "kalıyor; ışık ayarı için tek dosya var.\n")
+    for engine in ("memory", "sql"):
+        with dreamdb.open(mixed_vault, engine=engine) as ix:
+            ix.sync()
+            for query in ("Işık konfigurasyonu", "ışık konfigurasyonu"):
+                plan = plan_query(query, vocabulary=ix._vocabulary())
+                assert plan.resolved == {"konfigurasyo": "configuration"}, (engine, query)
+                assert plan.terms == ["ışık", "configuration"], (engine, query)
+                assert [h.slug for h in ix.recall(query, top=2)] == ["isik", "config"], (engine, query)
+            # a name no Turkish note holds, with a capital I, is still a name: no loanwords
+            assert plan_query("Işıl konfigurasyonu", vocabulary=ix._vocabulary()).resolved == {}, engine
+
+
 LICENSE_NOTE = """---
 title: Licensing policy
 ---

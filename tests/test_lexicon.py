@@ -1219,6 +1219,30 @@ def test_a_capitalised_word_opening_a_turkish_query_is_read_as_kenet_lists_it(ti
         assert plan_query("Müller notlari", vocabulary=ix._vocabulary(), lexicon=lexicon).resolved == {}
 
 
+def test_a_capital_i_opening_a_turkish_query_is_read_as_dotless_where_kenet_lists_it(tiny_vault, kenet_lexicon):
+    """QA round 150-A F1, with KeNet: a word opening the query with a capital ``I`` (Turkish ``ı``) was left out of the
+    opening capitals the lexicon is asked about, so ``Isıtma sorunu`` (heating issue), its one word with a Turkish
+    letter read as a name, was not read as Turkish nor translated, and found nothing where ``ısıtma sorunu`` found the
+    note on heating. Read with its ``I`` as ``ı`` (or ``i``), a word KeNet lists is the query's own; a name it does
+    not list (``Işıl``) is still a name, and a word in capitals (an acronym) is left as it was."""
+    for rel, text in ENGLISH_NOTES.items():
+        write_doc(tiny_vault, rel, text)
+    write_doc(tiny_vault, "knowledge/heating.md", "---\ntitle: Office heating\n---\nThe heating issue: the boiler "
+                                                  "stops every winter morning.\n")
+    lexicon = Lexicon(kenet_lexicon)
+    with dreamdb.open(tiny_vault, lexicon=lexicon) as ix:
+        ix.sync()
+        vocab = ix._vocabulary()
+        for query in ("Isıtma sorunu", "ısıtma sorunu"):
+            plan = plan_query(query, vocabulary=vocab, lexicon=lexicon)
+            assert plan.by_lexicon == ["ısıtma", "sor"] and plan.resolved == {"ısıtma": "heat", "sor": "issu"}, query
+            assert [h.slug for h in ix.recall(query, top=2)] == ["heating"], query
+        assert plan_query("Işıl sorunu", vocabulary=vocab, lexicon=lexicon).resolved == {}  # a name KeNet lacks
+        # an acronym and English I, read as English (no Turkish letter) with sorunu typed plainly, as before
+        for query, terms in (("API sorunu", ["api", "issu"]), ("I sorunu", ["issu"])):
+            assert plan_query(query, vocabulary=vocab, lexicon=lexicon).terms == terms, query
+
+
 def test_a_lexicon_built_by_another_analyzer_version_is_analysed_when_looked_up(small_lexicon, tmp_path):
     """The analysed terms stored at build time are used only by the analyzer that made them."""
     import shutil
