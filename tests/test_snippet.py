@@ -397,3 +397,32 @@ def test_a_short_term_starting_many_words_leaves_the_line_naming_it_reachable():
     assert best_snippet(body, ["co"], turkish=False) == "config code commit could\nthe answer: we chose co for this\nend"
     assert best_snippet("a\nb\nc\nwe track OKRs and boxes\nd", {"okr": 1.0}, turkish=False) == \
         "c\nwe track OKRs and boxes\nd"  # (the plural still read as its singular)
+
+
+def test_a_short_term_finds_its_word_with_a_suffix_as_the_analyzer_reads_it():
+    """QA round 150-A F4: a term of ≤ 3 letters was a candidate only as the whole word or its plural (QA round 149-H
+    F1), so ``running`` (``run``), ``kışın`` and ``yolları`` (``kış``, ``yol``: in Turkish nearly every short root
+    has a suffix) were never candidate lines, and the snippet showed the note's first lines. A longer word starting
+    with the term is one where its own analysis is the term (``running`` → ``run``; not ``runner`` nor ``common``
+    for ``com``), and in Turkish with the term's last consonant softened (``kabı`` → ``kap``)."""
+    body = ("Deploy notes\nThe staging box was rebuilt on Monday.\nThe nightly job is still running after the "
+            "upgrade.\nNobody touched the cron table.")
+    assert best_snippet(body, {"run": 1.0}, turkish=False) == (
+        "The staging box was rebuilt on Monday.\nThe nightly job is still running after the upgrade.\n"
+        "Nobody touched the cron table.")
+    body = ("Kış lastikleri\nAraç bakımı her sonbahar yapılır.\nKışın yolları buz tutar, zincir takın.\n"
+            "Lastik basıncı ayda bir ölçülür.")
+    assert best_snippet(body, {"kış": 1.0, "yol": 1.0}, turkish=True) == (
+        "Araç bakımı her sonbahar yapılır.\nKışın yolları buz tutar, zincir takın.\nLastik basıncı ayda bir ölçülür.")
+    body = "Mutfak\nRaflar dolu.\nYemekten sonra kabı yıkayıp kurulayın.\nSon."
+    assert best_snippet(body, {"kap": 1.0}, turkish=True) == (
+        "Raflar dolu.\nYemekten sonra kabı yıkayıp kurulayın.\nSon.")
+    # the words read: each once, at a word's start, only those analysed to the term (runs is the plural's)
+    from dreamdb.analyzer import token_pattern
+    from dreamdb.ranking.snippet import _short_forms
+
+    text = "outrunning the runner; running, runs and running again; commit common compile"
+    assert _short_forms(["com", "run"], text, False, token_pattern(text)) == ["running"]
+    text = "kışın yolları yolcu kabı kapının"
+    assert _short_forms(["kap", "kış", "yol"], text, True, token_pattern(text)) == ["kapının", "kabı", "kışın",
+                                                                                      "yolları"]

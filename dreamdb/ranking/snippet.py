@@ -24,6 +24,16 @@ the lines after are not searched. A 10 MB note of one repeated query word made 2
 Python: 2.5 s a recall and 8 s a prompt hook (QA round 94-B F2); 20,000 take ≈ 25 ms, and a note holds that many
 matches of a query's words only when it is far longer than any note written by hand."""
 
+MAX_SHORT_WORDS = 1_024
+"""How many words starting with a query term of ≤ 3 letters (and longer than it) :func:`_short_forms` reads in one
+body, for each such term, at most: each costs ≈ 0.4 µs in Python, so ≈ 0.4 ms at most (QA round 149-H F1's note of
+5,001 lines of ``commit common compile computed`` holds 20,004 for ``com``); past them, in body order, no longer word
+is a candidate for that term (the term as the whole word, or its plural, still is). The real vault's notes hold at
+most 1,561 (``com`` in its changelog of 820 KB), ``run`` 237."""
+
+MAX_SHORT_FORMS = 64
+"""How many distinct such words :func:`_short_forms` analyses in one body, at most (each analysed once)."""
+
 MAX_LINE_CHARS = 240
 """Each snippet line is cut to this many characters (a 1 MB single line stays readable)."""
 
@@ -201,24 +211,68 @@ def _prefilter(terms: set[str], folded: str, turkish: bool = False) -> re.Patter
     Stemming only rewrites a word's ending (plural ``-ies`` → ``-y``, Turkish
     consonant softening ``ğ`` → ``k``), so a token starting with all but the
     stem's last letter (capped at 5) is a safe pre-filter; a term of ≤ 3
-    characters must be the whole word, or the word its plural (``cats`` → ``cat``, ``OKRs`` → ``okr``, ``boxes``;
-    QA round 149-G F4, such words were never found), as all but its last letter, one or two, would make nearly every
-    word a candidate, and so would the term at a word's start (QA round 149-H F1: in a note of 5,001 lines of
-    ``commit common compile``, ``com`` spent :data:`SNIPPET_CANDIDATES` before the line naming ``com port``): a
-    word whose stemming rewrote the last letter of a term that short (``using`` → ``use``), or took another ending
-    from it (``running``), is not found. In Turkish text a term's ``ı`` may be
+    characters must be the whole word, the word its plural (``cats`` → ``cat``, ``OKRs`` → ``okr``, ``boxes``;
+    QA round 149-G F4, such words were never found), or one of the longer words of ``folded`` that start with it
+    and analyze to it (:func:`_short_forms`: ``running`` → ``run``, ``yolları`` → ``yol``, ``kışın`` → ``kış``),
+    spelled out: all but its last letter, one or two, would make nearly every word a candidate, and so would the
+    term at any word's start (QA round 149-H F1: in a note of 5,001 lines of ``commit common compile``, ``com``
+    spent :data:`SNIPPET_CANDIDATES` before the line naming ``com port``; QA round 150-A F4: with the term as the
+    whole word only, the line of ``running``, ``yolları`` or ``kışın`` was never a candidate, and the snippet
+    showed the note's first lines). A word whose stemming rewrote the last letter of a term that short
+    (``using`` → ``use``) is not found, but for Turkish consonant softening (``kabı`` → ``kap``). In Turkish
+    text a term's ``ı`` may be
     written ``I`` and folded ``i`` (``KIRMIZI``, indexed as ``kırmızı`` too: :func:`_stacked_terms`). The pattern
     has no leading ``\\b``: without it the regex engine scans for the alternatives' first letters, ≈ 4× faster on
     a 50 KB body.
     """
-    word = token_pattern(folded).pattern
+    pattern = token_pattern(folded)
+    word = pattern.pattern
     prefixes = [re.escape(t[: min(len(t) - 1, 5)]) for t in sorted(terms) if len(t) > 3]
-    short = [re.escape(t) for t in sorted(terms) if len(t) <= 3]
+    short_terms = sorted(t for t in terms if len(t) <= 3)
+    short = [re.escape(t) for t in short_terms]
     if turkish:
         prefixes, short = ([p.replace("ı", "[ıi]") for p in parts] for parts in (prefixes, short))
+    if short_terms:  # (its longer words that analyze to it, spelled out, with the term)
+        short += map(re.escape, _short_forms(short_terms, folded, turkish, pattern))
     alternatives = ([r"(?:" + "|".join(prefixes) + r")(?:" + word + ")?"] if prefixes else []) + (
         [r"(?:" + "|".join(short) + r")(?:e?s)?(?!" + word + ")"] if short else [])
     return re.compile("|".join(alternatives))
+
+
+_SOFTENED = {"p": "b", "ç": "c", "t": "d", "k": "ğ"}
+"""Turkish consonant softening before a vowel (``kap`` → ``kabı``), which Snowball Turkish undoes (``kabı`` → ``kap``)."""
+
+
+def _short_forms(short: list[str], folded: str, turkish: bool, word: re.Pattern) -> list[str]:
+    """The distinct longer words of ``folded`` that start with one of the ``short`` terms (≤ 3 letters; in Turkish
+    text also with its last consonant softened: ``kab`` for ``kap``) and analyze to one of them
+    (:func:`_matched_term`: ``running`` → ``run``, ``yolları`` → ``yol``; not ``common`` for ``com``), in the
+    order met: of the first :data:`MAX_SHORT_WORDS` words starting with each, at most :data:`MAX_SHORT_FORMS`
+    distinct words analysed, each once. ``word``: the pattern of a word (:func:`dreamdb.analyzer.token_pattern`).
+
+    Such a word is found at a word's start only (no letter or digit before it: ``recommit`` is not read for
+    ``com``), with the term's letters searched for by the regex engine, in C."""
+    heads = list(dict.fromkeys(h for t in short for h in (
+        t, *((t[:-1] + _SOFTENED[t[-1]],) if turkish and len(t) > 1 and t[-1] in _SOFTENED else ()))))
+    wanted = set(short)
+    seen: set[str] = set()
+    forms: list[str] = []
+    for head in heads:
+        # (looked behind past the prefix, so that the engine still scans for its letters: ≈ 4× faster; the word read
+        # to its end by its own pattern, not compiled into this one: a pattern of every combining mark's takes
+        # ≈ 3 ms to compile)
+        found = re.compile(re.escape(head) + r"(?<![^\W_]" + "." * len(head) + r")[^\W_]").finditer(folded)
+        for m in islice(found, MAX_SHORT_WORDS):
+            w = word.match(folded, m.start()).group()
+            if w in seen:
+                continue
+            if len(seen) == MAX_SHORT_FORMS:
+                return forms
+            seen.add(w)
+            # (not a plural the term's own alternative reads: cats, boxes)
+            if w[len(head):] not in ("s", "es") and _matched_term(w, wanted, turkish) is not None:
+                forms.append(w)
+    return forms
 
 
 def _candidates(pre: re.Pattern, folded: str, start: int = 0):
