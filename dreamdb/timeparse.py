@@ -108,13 +108,45 @@ def isoparse(text: str) -> datetime:
 _CALENDAR_DATE = re.compile(r"\d{4}-\d\d-\d\d(?![\d-])")
 """A text that starts with a calendar date (``2026-08-18``, ``2026-08-18T09:30Z``)."""
 
+_YAML_TIMESTAMP = re.compile(r"""
+    (?P<year>\d{4}) - (?P<month>\d\d?) - (?P<day>\d\d?)
+    (?: T | [ \t]+ ) (?P<hour>\d\d?) : (?P<minute>\d\d) : (?P<second>\d\d) (?: \. (?P<fraction>\d*) )?
+    (?: [ \t]* (?: (?P<z>Z) | (?P<sign>[-+]) (?P<tz_hour>\d\d?) (?: : (?P<tz_minute>\d\d) )? ) )?""", re.VERBOSE)
+"""A YAML 1.1 timestamp with a time of day (https://yaml.org/type/timestamp.html), uppercased: a month, a day or an
+hour of one digit (``2026-8-18 1:00:00``), spaces or tabs before the zone, an offset of hours of one digit
+(``-5``, ``+5:30``), a fraction of no digits (``10:00:00.``). ISO-8601 has no such forms; YAML reads them unquoted
+as timestamps, and :func:`parse_instant` reads them quoted as the same instants (QA round 150-A F3)."""
+
+
+def _yaml_timestamp(text: str) -> datetime | None:
+    """``text`` (uppercased) read as PyYAML reads a YAML 1.1 timestamp (:data:`_YAML_TIMESTAMP`): aware when it has a
+    zone, else naive; ``None`` when it has no such form.
+
+    Raises:
+        ValueError: the form's fields are no date or time (``2026-2-30 10:00:00``, ``25:00:00``, an offset of 24 h).
+    """
+    m = _YAML_TIMESTAMP.fullmatch(text)
+    if m is None:
+        return None
+    fraction = int((m["fraction"] or "")[:6].ljust(6, "0"))
+    zone = None
+    if m["z"]:
+        zone = timezone.utc
+    elif m["sign"]:
+        offset = timedelta(hours=int(m["tz_hour"]), minutes=int(m["tz_minute"] or 0))
+        zone = timezone(-offset if m["sign"] == "-" else offset)  # (ValueError from 24 h on)
+    return datetime(int(m["year"]), int(m["month"]), int(m["day"]), int(m["hour"]), int(m["minute"]),
+                    int(m["second"]), fraction, tzinfo=zone)
+
 
 def parse_instant(text: str) -> datetime:
     """An ISO-8601 day or instant: a clock (``--now``, a write's ``now``) and a frontmatter or changelog date
     (:func:`parse_date_value`) alike, read as :func:`isoparse` reads ``--since``: the forms of a day
     (``2026-08-18``, ``20260818``, ``2026-230``, ``2026-W34-2``), each with a time or not (``20260818T120000Z``,
     ``2026-230T12:00Z``, ``2026-W34-2T12:00Z``), a time with ``Z``, an offset or none (naive: the caller's
-    reading), ``24:00``, a decimal comma, the letters in any case (``2026-w34-2``, ``…t12:00z``).
+    reading), ``24:00``, a decimal comma, the letters in any case (``2026-w34-2``, ``…t12:00z``); and every YAML 1.1
+    timestamp with a time (:data:`_YAML_TIMESTAMP`: ``2026-08-18 10:00:00 -5``, ``… +5:30``, ``2026-8-18 1:00:00``),
+    as the instant YAML reads it unquoted (QA round 150-A F3: quoted, it was the date alone).
     ``datetime.fromisoformat`` took fewer, and fewer still on Python 3.10 (QA round 121-C F3: ``--now 2026-230``
     refused where ``--since 2026-230`` was taken; 145-E F5: frontmatter refused ``20260818T120000Z``, ``--now``
     ``2026-w34-2``). A month, a week or a year alone is no day (``--since`` takes them as periods).
@@ -126,8 +158,8 @@ def parse_instant(text: str) -> datetime:
         ValueError: ``text`` is none of these (or names a week the year has not).
     """
     text = text.strip().upper()
-    if not _CALENDAR_DATE.match(text):  # (YYYY-MM-DD…: a day, read below in a microsecond)
-        day = re.split(r"[T ]", text, maxsplit=1)[0]
+    if not _CALENDAR_DATE.match(text) and not _YAML_TIMESTAMP.fullmatch(text):  # (YYYY-MM-DD…: a day, read below
+        day = re.split(r"[T ]", text, maxsplit=1)[0]  # in a microsecond; 2026-8-1 1:00:00, a YAML timestamp)
         if len(re.sub(r"\D", "", day)) < 7:  # (YYYYDDD, YYYYWwwD, YYYYMMDD: a day; 2026-08, 2026-W34 or 2026 is not)
             raise ValueError(f"not a day or an instant: {text!r}")
     try:  # (the common forms, in a microsecond: the clock of every query an evaluation runs, where dateutil takes
@@ -138,6 +170,11 @@ def parse_instant(text: str) -> datetime:
         return isoparse(text)
     except OverflowError as exc:
         raise ValueError(str(exc)) from None
+    except ValueError:  # (a YAML timestamp ISO-8601 has not: 2026-08-18 10:00:00 -5, QA round 150-A F3)
+        when = _yaml_timestamp(text)
+        if when is None:
+            raise
+        return when
 
 
 def _next_period_start(text: str, start: datetime) -> datetime | None:
@@ -210,7 +247,8 @@ def parse_when(text: str, now: datetime) -> datetime:
     Accepted forms:
 
     * ISO-8601 dates and instants (``2026-08-01``, ``2026-08-01T12:00``,
-      ``2026-08-01T12:00:00+03:00``, ``...Z``); a value without an offset is UTC,
+      ``2026-08-01T12:00:00+03:00``, ``...Z``), and YAML 1.1 timestamps
+      (``2026-08-01 12:00:00 -5``); a value without an offset is UTC,
       a date alone means midnight UTC.
     * Relative spans, counted back from ``now``: ``-30d``, ``30d``, ``12h``,
       ``90m`` (minutes), ``2 weeks``, ``1 week ago``, ``3 months`` / ``3mo``
@@ -289,6 +327,12 @@ def parse_when(text: str, now: datetime) -> datetime:
             return as_utc(isoparse(raw))
         except (ValueError, OverflowError):
             pass
+        try:  # (a YAML 1.1 timestamp, 2026-08-18 10:00:00 -5, as parse_instant and --now read it: QA round 150-A F3)
+            when = _yaml_timestamp(raw.upper())
+        except ValueError:
+            when = None
+        if when is not None:
+            return as_utc(when)
     _bad(text)
     raise AssertionError("unreachable")  # pragma: no cover
 

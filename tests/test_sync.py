@@ -344,6 +344,18 @@ def test_a_vault_whose_notes_all_have_undecodable_names_says_so_not_that_it_has_
     assert "no notes yet" not in r.output
 
 
+def test_a_quoted_yaml_timestamp_dates_a_note_as_the_unquoted_one(tiny_vault):
+    """QA round 150-A F3: ``updated: "2026-08-18 10:00:00 -5"`` was dated 2026-08-18 alone, with a warning of "a date
+    followed by no valid time of day", where the unquoted timestamp and ``"… -05"`` are the instant 15:00Z."""
+    for name, value in (("plain", "2026-08-18 10:00:00 -5"), ("quoted", '"2026-08-18 10:00:00 -5"'),
+                        ("two", '"2026-08-18 10:00:00 -05"'), ("delhi", "'2026-08-18 20:30:00 +5:30'")):
+        write_doc(tiny_vault, f"knowledge/{name}.md", f"---\nname: Quokka {name}\nupdated: {value}\n---\nquokka\n")
+    index = dreamdb.open(tiny_vault)
+    text = "\n".join(index.sync().warnings)
+    assert "no valid time of day" not in text, text
+    assert [h.date for h in index.recall("quokka")] == ["2026-08-18T15:00:00Z"] * 4
+
+
 def test_frontmatter_of_the_wrong_shape_is_said(tiny_vault):
     write_doc(tiny_vault, "knowledge/listname.md", "---\nname: [kudu, notes]\ndate: not-a-date\n---\nkudu body\n")
     write_doc(tiny_vault, "knowledge/fine.md", "---\nname: Eland\ndate: 2026-05-01\nexpires: 2030-01-01\n---\neland body\n")

@@ -162,6 +162,56 @@ def test_a_clock_a_since_and_a_frontmatter_date_read_one_set_of_forms(text, expe
     assert date_value(text) == (expected.date().isoformat() if day_alone else expected.strftime("%Y-%m-%dT%H:%M:%SZ"))
 
 
+@pytest.mark.parametrize("text, expected", [
+    ("2026-08-18 10:00:00 -5", datetime(2026, 8, 18, 15, tzinfo=UTC)),
+    ("2026-08-18T10:00:00-5", datetime(2026, 8, 18, 15, tzinfo=UTC)),
+    ("2026-08-18 10:00:00 +5:30", datetime(2026, 8, 18, 4, 30, tzinfo=UTC)),
+    ("2026-08-18 10:00:00+5:30", datetime(2026, 8, 18, 4, 30, tzinfo=UTC)),
+    ("2026-08-18  10:00:00  +12", datetime(2026, 8, 17, 22, tzinfo=UTC)),
+    ("2026-8-18 1:00:00 -5", datetime(2026, 8, 18, 6, tzinfo=UTC)),
+    ("2026-8-1 1:00:00", datetime(2026, 8, 1, 1, tzinfo=UTC)),
+    ("2026-08-18 10:00:00.", datetime(2026, 8, 18, 10, tzinfo=UTC)),
+    ("2026-08-18 10:00:00. -5", datetime(2026, 8, 18, 15, tzinfo=UTC)),
+    ("2026-08-18 10:00:00.25 -5", datetime(2026, 8, 18, 15, 0, 0, 250000, tzinfo=UTC)),
+    ("2026-08-18 10:00:00 Z", datetime(2026, 8, 18, 10, tzinfo=UTC)),
+    ("2026-08-18 10:00:00 -05", datetime(2026, 8, 18, 15, tzinfo=UTC)),
+])
+def test_a_quoted_yaml_timestamp_is_the_instant_yaml_reads_unquoted(text, expected):
+    """QA round 150-A F3: ``updated: "2026-08-18 10:00:00 -5"`` (quoted) was the date 2026-08-18 alone, with the
+    warning "a date followed by no valid time of day", where unquoted it is the instant 15:00Z (PyYAML's
+    timestamp): parse_instant raised "Unused components in ISO string" on an offset of one digit (``-5``,
+    ``+5:30``), and a month, day or hour of one digit (``2026-8-18 1:00:00``) was no date at all. Every YAML 1.1
+    timestamp with a time is read as YAML reads it, by the index, --now and --since alike."""
+    import yaml
+
+    from dreamdb.api import _now
+    from dreamdb.timeparse import parse_instant
+    from dreamdb.vault.parse import _date_warnings, date_value
+
+    assert as_utc_of(yaml.safe_load(f"u: {text}")["u"]) == expected  # (what YAML reads unquoted)
+    assert parse_date_value(text) == expected and as_utc_of(parse_instant(text)) == expected
+    assert date_value(text) == expected.isoformat().replace("+00:00", "Z")
+    assert _date_warnings("k.md", {"updated": text}, ["updated"]) == []
+    assert _now(text) == expected and parse_when(text, NOW) == expected
+
+
+@pytest.mark.parametrize("text", ["2026-08-18 10:00:00 +24", "2026-08-18 25:00:00 -5", "2026-2-30 10:00:00",
+                                  "2026-08-18 10:00:00 -5:3", "2026-08-18 10:00:00 - 5"])
+def test_a_yaml_timestamp_of_impossible_fields_is_no_instant(text):
+    """The YAML 1.1 forms (QA round 150-A F3) read no impossible date, time or offset: such a text is no instant."""
+    from dreamdb.timeparse import parse_instant
+
+    with pytest.raises(ValueError):
+        parse_instant(text)
+    assert parse_date_value(text) is None
+    with pytest.raises(UsageError):
+        parse_when(text, NOW)
+
+
+def as_utc_of(value: datetime) -> datetime:
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
 def test_age_days():
     assert age_days(datetime(2026, 8, 17, 12, tzinfo=UTC), NOW) == 1.0
     assert age_days(datetime(2026, 8, 18, 0, tzinfo=UTC), NOW) == 0.5

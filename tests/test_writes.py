@@ -1741,6 +1741,26 @@ def test_update_keeps_the_separator_and_zone_of_every_yaml_timestamp_form(vault:
         assert date_value(written) == "2026-12-07T07:43:55Z", (old, now, written)
 
 
+def test_update_keeps_a_quoted_yaml_timestamp_an_instant_in_its_form(vault: Path):
+    """QA round 150-A F3: a quoted YAML timestamp the index read as a date alone (``updated: "2026-08-18 10:00:00
+    -5"``, an offset of one digit) was written back as today's date, ``"2026-12-07"``, its time lost. The index reads
+    it as the instant YAML reads unquoted, and update writes the instant of the update in its form, quoted still."""
+    from dreamdb.vault.parse import date_value
+
+    path = vault / "knowledge" / "zones.md"
+    ny = datetime(2026, 12, 7, 2, 43, 55, tzinfo=timezone(-timedelta(hours=5)))
+    cases = [('"2026-08-18 10:00:00 -5"', '"2026-12-07 02:43:55 -5"'),
+             ("'2026-08-18 10:00:00 +5:30'", "'2026-12-07 02:43:55 -5:00'"),
+             ('"2026-8-18 1:00:00 -5"', '"2026-12-07 02:43:55 -5"'),
+             ('"2026-08-18 10:00:00. -5"', '"2026-12-07 02:43:55 -5"')]
+    for old, new in cases:
+        path.write_text(f"---\ntitle: Zones\nupdated: {old}\n---\nbody\n")
+        update(vault, "zones", tags=["q"], now=ny)
+        text = path.read_text()
+        assert f"\nupdated: {new}\n" in text, (old, text)
+        assert date_value(yaml.safe_load(text.split("---")[1])["updated"]) == "2026-12-07T07:43:55Z", (old, text)
+
+
 def test_an_unquoted_updated_of_no_form_kept_becomes_todays_date_unquoted(vault: Path):
     """QA round 148-G F1: ``updated: 2026-08-18Z`` and ``updated: 2026-08-18 UTC`` (days the index reads, in no form
     :func:`_updated_value` keeps) and an epoch ``1755475200`` became ``updated: '2026-12-07'``, quoted, against the

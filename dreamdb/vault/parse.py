@@ -223,8 +223,9 @@ def date_value(value) -> str | None:
     """Normalise a frontmatter or changelog date (``date``, ``datetime`` or string) to an ISO string, else ``None``:
     a date alone as ``YYYY-MM-DD``, a date-time in UTC (``…Z``; one without an offset is read as UTC), quoted or
     not. A string is read in the ISO-8601 forms ``--now`` takes (:func:`dreamdb.timeparse.parse_instant`: a day as
-    ``2026-08-18``, ``20260818``, ``2026-230`` or ``2026-W34-2``, with a time or not, letters in any case); a valid
-    day followed by no valid time of day (``T25:00``) is that day alone."""
+    ``2026-08-18``, ``20260818``, ``2026-230`` or ``2026-W34-2``, with a time or not, letters in any case; a YAML 1.1
+    timestamp, ``"2026-08-18 10:00:00 -5"``, as the instant YAML reads unquoted); a valid day followed by no valid
+    time of day (``T25:00``) is that day alone."""
     if isinstance(value, (bytes, bytearray)):  # YAML !!binary: its text, as everywhere (QA round 118-B F9)
         value = _as_text(value)
     if value is None or value == "":
