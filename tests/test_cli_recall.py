@@ -706,6 +706,43 @@ def test_no_folder_link_and_no_second_name_of_one_file_is_a_rival_of_a_rename(ti
                           " knowledge/design.markdown): merge them into one note, or name them apart\n") in out, out
 
 
+def test_a_link_or_hard_link_to_the_note_a_rename_would_replace_is_to_be_removed(tiny_vault, capsys):
+    """QA round 150-A F5: ``y.MD``, a link to ``y.md`` beside it, was to be renamed to ``y.md``: ``mv`` would replace
+    the note with the link, a link to itself. The advice is to remove the link (a hard link too: ``mv`` refuses two
+    names of one file); a file that a link named so points to is still to be renamed (``mv`` puts it in the link's
+    place)."""
+    knowledge = tiny_vault / "knowledge"
+    write_doc(tiny_vault, "knowledge/y.md", "---\ntitle: Yak\n---\nyak body\n")
+    (knowledge / "y.MD").symlink_to("y.md")
+    write_doc(tiny_vault, "knowledge/h.md", "---\ntitle: Hare\n---\nhare body\n")
+    os.link(knowledge / "h.md", knowledge / "h.MD")
+    write_doc(tiny_vault, "knowledge/z.MD", "---\ntitle: Zebu\n---\nzebu body\n")
+    (knowledge / "z.md").symlink_to("z.MD")
+    code = main(["sync", "--vault", str(tiny_vault)])
+    err = capsys.readouterr().err
+    assert code == 0 and sorted(line for line in err.splitlines() if "skipped" in line) == [
+        "warning: knowledge/h.MD: skipped (the extension .MD is not .md in lower case, the only one dreamdb reads;"
+        " it is another name (a hard link) of knowledge/h.md, which dreamdb reads: remove this name)",
+        "warning: knowledge/y.MD: skipped (the extension .MD is not .md in lower case, the only one dreamdb reads;"
+        " it is a link to knowledge/y.md, which dreamdb reads: remove the link, which a rename would put in that"
+        " file's place)",
+        "warning: knowledge/z.MD: skipped (the extension .MD is not .md in lower case, the only one dreamdb reads;"
+        " rename it to z.md)"], err
+    code = main(["status", "--vault", str(tiny_vault)])
+    out = capsys.readouterr().out
+    assert code == 0 and ("not indexed:    3 notes with an extension other than .md (knowledge/h.MD, knowledge/y.MD,"
+                          " knowledge/z.MD): rename to .md, but not the links or other names of notes dreamdb reads"
+                          " already (knowledge/h.MD, a hard link of knowledge/h.md; knowledge/y.MD, a link to"
+                          " knowledge/y.md): remove them\n") in out, out
+    (knowledge / "z.MD").unlink()
+    (knowledge / "h.MD").unlink()
+    code = main(["status", "--vault", str(tiny_vault)])
+    out = capsys.readouterr().out
+    assert code == 0 and ("not indexed:    1 note with an extension other than .md (knowledge/y.MD): remove it, not"
+                          " rename to .md (knowledge/y.MD, a link to knowledge/y.md: a note dreamdb reads already)\n"
+                          ) in out, out
+
+
 def test_a_folder_of_many_misnamed_notes_is_listed_once_a_sync(tiny_vault, monkeypatch, capsys):
     """QA round 149-F F1: for each note a sync skipped for its extension (n1.MD … n4000.MD), the advice listed its whole
     folder again and ran misnamed_note on each entry, and compared each pair of a name's variants with

@@ -1152,6 +1152,30 @@ def test_odd_but_readable_notes_and_entries_keep_their_fields(tiny_vault):
             " list: each of its values was read as one item"], warnings
 
 
+def test_quoted_hashtags_are_tags_and_not_said_to_be_yaml_comments(tiny_vault):
+    """QA round 150-A F5: ``tags: "#alpha #beta"`` (quoted) was the one tag ``alpha #beta``, with the warning that
+    "#hashtags are YAML comments … quote them", though they were quoted. Hashtags separated by spaces, and nothing
+    else, are those tags (in comma text and in a list item); a # inside quotes is never said to be a comment; an
+    unquoted one still is."""
+    docs = {"spaced": 'tags: "#alpha #beta"', "commas": "tags: '#alpha, #beta'", "listed": 'tags: ["#gamma #delta", c]',
+            "words": 'tags: "x #alpha"', "phrase": "tags: '#machine learning'", "item": 'tags:\n  - "#a #b"\n  - #c',
+            "plain": "tags: alpha, #beta"}
+    for name, tags in docs.items():
+        write_doc(tiny_vault, f"knowledge/{name}.md", f"---\ntitle: {name}\n{tags}\n---\nbody\n")
+    index = dreamdb.open(tiny_vault)
+    warnings = index.sync().warnings
+    rows = {r[0]: json.loads(r[1]) for r in index.conn.execute("SELECT doc_id, tags FROM documents")}
+    assert [rows[f"knowledge/{name}"] for name in docs] == [
+        ["alpha", "beta"], ["alpha", "beta"], ["gamma", "delta", "c"], ["x #alpha"], ["machine learning"], ["a", "b"],
+        ["alpha"]]
+    said = sorted(w for w in warnings if "#hashtags" in w)
+    assert said == [
+        "knowledge/item.md: frontmatter tags written as #hashtags are YAML comments, so they are not tags (#c);"
+        " quote them ('#alpha') or drop the #",
+        "knowledge/plain.md: frontmatter tags written as #hashtags are YAML comments, so they are not tags (#beta);"
+        " quote them ('#alpha') or drop the #"], warnings
+
+
 def test_frontmatter_tags_that_name_no_tag_are_left_out_with_a_warning(tiny_vault):
     """QA round 126-A F10: ``tags: ['#', 'topic:', ok]`` indexed the tag ok and dropped the other two without a word,
     where a write and a ``--tags`` filter refuse such a tag."""

@@ -2304,6 +2304,20 @@ def test_update_tags_the_index_reads_as_the_notes_change_nothing(tiny_vault: Pat
     assert yaml.safe_load(note.read_text().split("---")[1])["tags"] == ["Release", "process", "ops"]
 
 
+def test_update_reads_hashtags_separated_by_spaces_as_the_index_does(tiny_vault: Path):
+    """QA round 150-A F5: the index reads ``tags: "#alpha #beta"`` as the tags alpha and beta (it was the one tag
+    ``alpha #beta``); update reads them alike, in the note (the same tags change nothing) and in ``--tags``."""
+    note = write_doc(tiny_vault, "knowledge/release-checklist.md",
+                     '---\ntitle: Release checklist\ntags: "#alpha #beta"\nupdated: 2026-07-30\n---\nbody\n')
+    before = note.read_bytes()
+    for tags in ("alpha, beta", "#alpha #beta", ["#alpha", "beta"]):
+        kept = []
+        update(tiny_vault, "release-checklist", tags=tags, now=NOW, on_kept=kept.append)
+        assert note.read_bytes() == before and kept == [], tags
+    update(tiny_vault, "release-checklist", tags="#gamma #delta, ops", now=NOW)
+    assert yaml.safe_load(note.read_text().split("---")[1])["tags"] == ["#gamma", "#delta", "ops"]
+
+
 def test_a_refused_frontmatter_past_the_values_sync_reads_is_told_what_holds_them(tiny_vault: Path):
     """QA round 149-I F2: an update --status (or two tags) on a note whose other keys hold nearly every value a sync
     reads was refused, rightly, with the hint "Give fewer tags": the hint names what holds most of them, the tags

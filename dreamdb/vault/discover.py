@@ -1236,15 +1236,45 @@ def misnamed_changelog(vault: Path | str) -> list[str]:
     return found
 
 
+def _rename_target(rel: str) -> str:
+    """The vault-relative path a file skipped for its name (``rel``: :func:`misnamed_note`'s, or
+    :func:`misnamed_changelog`'s) is read by once renamed."""
+    folder, _, name = rel.rpartition("/")
+    fixed = misnamed_note(name)
+    return CHANGELOG_FILE if fixed is None else f"{folder}/{fixed}" if folder else fixed
+
+
+def _other_name(vault: Path | str, rel: str) -> tuple[str, bool] | None:
+    """Where ``rel``, a file a sync skips for its name, is another name of the file at the path a rename would give
+    it (:func:`_rename_target`), which a sync reads already: ``(that path, True)`` where ``rel`` is a symbolic link
+    to it (``y.MD`` → ``y.md``: renamed, the link would take that file's place, the note gone and ``y.md`` a link to
+    itself; QA round 150-A F5, "rename it to y.md" was advised), ``(that path, False)`` where the two are hard links
+    of one file (``mv`` refuses them: the same file); else ``None``, also where that path is a link to ``rel`` (a
+    rename puts the file in the link's place) or both are one name (a file system that ignores case: a rename
+    changes its case)."""
+    target = _rename_target(rel)
+    if not _same_file(vault, target, rel):
+        return None
+    full, target_full = os.path.join(vault, rel), os.path.join(vault, target)
+    if os.path.islink(full):
+        return target, True
+    if os.path.islink(target_full):
+        return None
+    try:  # (two entries, or one a file system that ignores case finds by either name)
+        listed = (os.path.basename(full) in os.listdir(os.path.dirname(full))
+                  and os.path.basename(target_full) in os.listdir(os.path.dirname(target_full)))
+    except OSError:
+        return None
+    return (target, False) if listed else None
+
+
 def _rename_taken(vault: Path | str, rel: str) -> str | None:
     """The vault-relative path a file skipped for its name (a note's extension, :func:`misnamed_note`; a changelog
     named in another case, :func:`misnamed_changelog`) would be read by, when a file has that path already: renamed
     so, it would replace that file (QA round 144-E F4: the advice to rename ``knowledge/design.MD`` to ``design.md``,
     run as ``mv``, replaced the indexed note); else ``None``, also where that path is ``rel`` itself (a file system
     that ignores case)."""
-    folder, _, name = rel.rpartition("/")
-    fixed = misnamed_note(name)
-    target = CHANGELOG_FILE if fixed is None else f"{folder}/{fixed}" if folder else fixed
+    target = _rename_target(rel)
     full = os.path.join(vault, target)
     if not os.path.lexists(full) or _same_file(vault, target, rel):
         return None
@@ -1359,7 +1389,14 @@ def rename_advice(vault: Path | str, rel: str, namesakes: Namesakes | None = Non
     changelog: "rename it"), or, where that name is taken, to merge the two (a note: or to choose another name), or,
     where other skipped files would take it too (:func:`_rename_rivals`), to merge them (a note: or name them
     apart); where a folder holds that name, to choose another name or move the folder (a changelog: move it).
-    ``namesakes``: the folders listed so far (:class:`Namesakes`), shared by the files of one sync."""
+    ``namesakes``: the folders listed so far (:class:`Namesakes`), shared by the files of one sync. A link to the file
+    that name holds, or a hard link of it (:func:`_other_name`), is to be removed, not renamed."""
+    other = _other_name(vault, rel)
+    if other is not None:
+        target, link = other
+        return (f"it is a link to {target}, which dreamdb reads: remove the link, which a rename would put in that"
+                " file's place" if link else
+                f"it is another name (a hard link) of {target}, which dreamdb reads: remove this name")
     taken = _rename_taken(vault, rel)
     fixed = misnamed_note(rel.rpartition("/")[2])
     if taken is not None and _holds_folder(vault, taken):  # (mv would move the file into it: QA round 145-A F4)
@@ -1380,33 +1417,42 @@ def renames_advice(vault: Path | str, paths: list[str], rename: str = "rename") 
     """What to do with ``paths``, notes a sync skips for their extension (:func:`cased_markdown`'s): "rename to .md"
     (``rename``: the words before "to", "rename them"), naming the notes already there that such a rename would
     replace (:func:`_rename_taken`) or the folders that hold such a name (a rename would move the note into one),
-    and the names two or more skipped notes would take (:func:`_rename_rivals`)."""
+    and the names two or more skipped notes would take (:func:`_rename_rivals`); the links to notes read already, and
+    their other names (hard links), are to be removed (:func:`_other_name`)."""
     taken: dict[str, list[str]] = {}
     folders: dict[str, list[str]] = {}
     shared: dict[str, list[str]] = {}
+    others: list[str] = []
     namesakes = Namesakes(vault)
     for rel in paths:
-        if (target := _rename_taken(vault, rel)) is not None:
+        if (other := _other_name(vault, rel)) is not None:
+            others.append(f"{rel}, {'a link to' if other[1] else 'a hard link of'} {other[0]}")
+        elif (target := _rename_taken(vault, rel)) is not None:
             (folders if _holds_folder(vault, target) else taken).setdefault(target, []).append(rel)
         elif (rivals := _rename_rivals(vault, rel, namesakes)):
             folder = rel.rpartition("/")[0]
             fixed = misnamed_note(rel.rpartition("/")[2])
             shared.setdefault(f"{folder}/{fixed}" if folder else fixed, sorted({rel, *rivals}))
-    if not (taken or folders or shared):
+    if not (taken or folders or shared or others):
         return f"{rename} to .md"
-    advice = f"{rename} to .md, but"
+    if len(others) == len(paths):
+        return (f"remove {'them' if len(others) > 1 else 'it'}, not {rename} to .md ({'; '.join(others)}:"
+                f" {'notes' if len(others) > 1 else 'a note'} dreamdb reads already)")
+    parts = []
+    if others:
+        parts.append(f" not the links or other names of notes dreamdb reads already ({'; '.join(others)}): remove"
+                     " them")
     if taken:
         there = "; ".join(f"{target}, beside {' and '.join(rels)}" for target, rels in taken.items())
-        advice += f" not onto a note already there ({there}): merge each into that note, or choose another name"
+        parts.append(f" not onto a note already there ({there}): merge each into that note, or choose another name")
     if folders:
         there = "; ".join(f"{target}, beside {' and '.join(rels)}" for target, rels in folders.items())
-        advice += (f"{';' if taken else ''} not onto the name of a folder ({there}), into which a rename would move"
-                   " the note: choose another name, or move that folder")
+        parts.append(f" not onto the name of a folder ({there}), into which a rename would move the note: choose"
+                     " another name, or move that folder")
     if shared:
         both = "; ".join(f"{target}, for {' and '.join(rels)}" for target, rels in shared.items())
-        advice += (f"{';' if taken or folders else ''} not two onto one name ({both}): merge them into one note, or"
-                   " name them apart")
-    return advice
+        parts.append(f" not two onto one name ({both}): merge them into one note, or name them apart")
+    return f"{rename} to .md, but" + ";".join(parts)
 
 
 def other_extension(count: int) -> str:

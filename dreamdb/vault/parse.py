@@ -18,7 +18,7 @@ from dreamdb.output import clip
 from dreamdb.timeparse import DAY_FORMS, clamped_utc, parse_date_value
 from dreamdb.vault.literal_blocks import block_opening, closes_block
 from dreamdb.vault.encoding import wide_unicode_codec
-from dreamdb.vault.tags import clean_tag, no_tag_reason, status_text
+from dreamdb.vault.tags import clean_tag, no_tag_reason, split_hashtags, status_text
 from dreamdb.vault.fences import cr_line_ends, find_block
 from dreamdb.vault.frontmatter import split_frontmatter
 
@@ -191,7 +191,7 @@ def _tag_items(value) -> list[str]:
         items = sorted(value, key=_as_text)
     else:
         items = value if isinstance(value, (list, tuple)) else _as_text(value).split(",")  # (tags: true → [true])
-    return [_as_text(item) for item in items]
+    return split_hashtags(_as_text(item) for item in items)  # ("#alpha #beta": two tags, QA round 150-A F5)
 
 
 def mapping_tag_items(value) -> list[str]:
@@ -402,11 +402,17 @@ _HASHTAG = re.compile(r"(?<![^\s\[,])#+([^\s#\[\],'\"]+)")
 followed by a word (a comment proper, ``# none yet``, has a space first)."""
 
 
+_QUOTED_SCALAR = re.compile(r"""(?<![^\s\[,:])(?:"(?:[^"\\]|\\.)*"|'(?:[^']|'')*')""")
+"""A YAML quoted scalar (``"…"``, ``'…'``, over lines too) where one starts: after a space, ``[``, ``,`` or ``:``, or
+at a line's start; a ``#`` inside it is text, not a comment."""
+
+
 def _tags_hashtags(head: str) -> list[str]:
     """The #hashtags written in the ``tags:`` of the frontmatter text ``head``, without their ``#``: words YAML
-    reads as comments (``tags: #alpha, #beta``, ``tags: alpha, #beta``, ``- ##alpha``, a flow list over lines)."""
+    reads as comments (``tags: #alpha, #beta``, ``tags: alpha, #beta``, ``- ##alpha``, a flow list over lines), not
+    those inside quotes, which are text (QA round 150-A F5: ``tags: "x #alpha"`` was said to be a YAML comment)."""
     found = _TAGS_BLOCK.search(head)
-    return _HASHTAG.findall(found.group(0)[5:]) if found else []
+    return _HASHTAG.findall(_QUOTED_SCALAR.sub(" ", found.group(0)[5:])) if found else []
 
 
 def parse_markdown(rel_path: str, doc_type: str, text: str) -> tuple[list[Document], list[str]]:

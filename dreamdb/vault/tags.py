@@ -87,6 +87,22 @@ _COLONS = (":", "\uff1a", "\ufe55", "\ufe13")
 """``:`` and the characters NFKC reads as it (fullwidth ``：``, small ``﹕``, vertical ``︓``), as :data:`_HASHES`."""
 
 
+def split_hashtags(items) -> list[str]:
+    """Tags as written (``items``: text, each a tag), an item of two or more ``#hashtags`` separated by spaces, and
+    nothing else, read as those tags (``"#alpha #beta"`` → ``["#alpha", "#beta"]``, Obsidian's inline form; QA round
+    150-A F5: ``tags: "#alpha #beta"`` was the one tag ``alpha #beta``). An item of other words stays one tag
+    (``machine learning``, ``#machine learning``, ``x #alpha``). The indexer and the writer read tags so.
+    (Changing this changes the index: bump :data:`dreamdb.vault.PARSER_VERSION`.)"""
+    out: list[str] = []
+    for item in items:
+        words = item.split()
+        if len(words) > 1 and all(w[:1] in _HASHES and w.lstrip(_HASHES) for w in words):
+            out.extend(words)
+        else:
+            out.append(item)
+    return out
+
+
 def tag_key(text: str) -> str:
     """What tags are matched by: NFKC-normalised (a name saved decomposed, as macOS does, is the same tag, and
     so is one typed in fullwidth forms, ``＃ｒｅｃａｌｌ``: QA round 77 G5), :func:`clean_tag`, lowercased, and

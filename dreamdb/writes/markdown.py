@@ -14,7 +14,7 @@ from typing import Any
 
 from dreamdb.errors import UsageError, WriteRefused
 from dreamdb.vault.fences import cr_line_ends, find_block, lone_cr_in_frontmatter
-from dreamdb.vault.tags import clean_tag, no_tag_reason, tag_key
+from dreamdb.vault.tags import clean_tag, no_tag_reason, split_hashtags, tag_key
 from dreamdb.writes.checks import _found, _refused_char, _require_utf8, _short_repr, not_utf8_refusal, refuse_doubled_marks
 
 
@@ -662,7 +662,9 @@ def _load_markdown(path: Path) -> _Markdown:
 
 
 def _clean_tags(tags: Sequence[str] | str) -> list[str]:
-    """Tags as given (a list, or one comma-separated string): stripped, empty ones and repeats dropped.
+    """Tags as given (a list, or one comma-separated string): stripped, empty ones and repeats dropped, an item of
+    ``#hashtags`` separated by spaces read as those tags (:func:`dreamdb.vault.tags.split_hashtags`: ``"#alpha
+    #beta"`` is ``#alpha`` and ``#beta``, as the index reads it in a note).
 
     A repeat is a tag the index reads as one before it (:func:`dreamdb.vault.tags.tag_key`: ``a``, ``A`` and
     ``#a`` are one tag); the first spelling is kept, in its place (QA round 72-A: ``--tags "a, a, A, #a"`` wrote
@@ -694,8 +696,6 @@ def _clean_tags(tags: Sequence[str] | str) -> list[str]:
         raise UsageError(f"tags must be a comma-separated string or a list (or tuple) of strings or numbers, got"
                          f" {type(tags).__name__} {_short_repr(tags)}.")
     _require_utf8(tag=items)  # (before a lone surrogate reads as "names no tag": QA round 126-A F11c)
-    out: list[str] = []
-    keys: set[str] = set()
     for item in items:
         at = _refused_char(item)
         if at is not None:
@@ -703,6 +703,9 @@ def _clean_tags(tags: Sequence[str] | str) -> list[str]:
                              " character, bidirectional overrides or invisible characters such as Unicode tags"
                              f" (found {_found(item, at)}); nothing was changed.",
                              hint="Tags are one line each, separated by commas (e.g. --tags \"recall, storage\").")
+    out: list[str] = []
+    keys: set[str] = set()
+    for item in split_hashtags(items):  # ("#alpha #beta": two tags, as the index reads them; QA round 150-A F5)
         tag = item.strip()
         if tag and not clean_tag(tag):  # (QA round 59 L3: '#' was saved, and indexed as no tag)
             raise UsageError(f"The tag {tag!r} names no tag: {no_tag_reason(tag)}; nothing was changed.",
