@@ -435,8 +435,9 @@ def check_settings(project_dir: Path, command: str, local: bool = False) -> None
         UsageError, NotFound, WriteRefused: as :func:`install_hook`.
     """
     path = _checked_target(Path(project_dir), command, local)
-    data, _raw = _load(path)
+    data, raw = _load(path)
     _event_list(data, path, create=True)
+    _refuse_repeated_keys(path, raw)  # (QA round 150-C F2)
     _check_backup(path)  # (a .bak that is a folder: QA round 110-A F6c)
     _check_writable_place(path)
 
@@ -591,6 +592,64 @@ def _load(path: Path) -> tuple[dict, bytes | None]:
                            hint="Claude Code's settings file is one JSON object ({} when empty): fix it by hand, then"
                                 " retry.")
     return data, raw
+
+
+class _Pairs(list):
+    """A JSON object as its ``(key, value)`` pairs in the order written, repeats kept (``object_pairs_hook``)."""
+
+
+def _repeated_keys(raw: bytes | None) -> list[tuple[str, str]]:
+    """``(key, where)`` for each key a JSON object of the settings text ``raw`` names more than once, in the order
+    written: ``where`` is ``"the top level"`` or the object's path (``hooks.UserPromptSubmit[0]``); ``[]`` when none
+    (or ``raw`` is ``None``, or no JSON: :func:`_load` has refused that already). Python's JSON reader keeps the
+    last value of such a key, so a rewrite loses the others (QA round 150-C F2)."""
+    if not raw or not raw.strip():
+        return []
+    try:
+        tree = json.loads(raw.decode("utf-8"), object_pairs_hook=_Pairs, parse_float=_Number, parse_int=_Number,
+                          parse_constant=_not_json)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return []
+    found: list[tuple[str, str]] = []
+
+    def members(node: Any, where: str):
+        """``node``'s values and their paths, in the order written, noting each repeated key as it is met."""
+        if isinstance(node, _Pairs):
+            seen: set[str] = set()
+            for key, value in node:
+                if key in seen and (key, where or "the top level") not in found:
+                    found.append((key, where or "the top level"))
+                seen.add(key)
+                yield value, f"{where}.{key}" if where else key
+        elif isinstance(node, list):
+            for i, value in enumerate(node):
+                yield value, f"{where}[{i}]"
+
+    stack = [members(tree, "")]  # (a stack, not recursion: a file nested as deep as json reads is read)
+    while stack:
+        child = next(stack[-1], None)
+        if child is None:
+            stack.pop()
+        else:
+            stack.append(members(*child))
+    return found
+
+
+def _refuse_repeated_keys(path: Path, raw: bytes | None) -> None:
+    """Refuse to rewrite the settings file ``path`` (of bytes ``raw``) where an object names a key twice: the rewrite
+    would keep its last value only, and an install then an uninstall left the earlier one in neither the file nor
+    its ``.bak`` (QA round 150-C F2; as a vault write refuses a frontmatter key written twice).
+
+    Raises:
+        WriteRefused: such a key, named with where it is; nothing was changed.
+    """
+    repeated = _repeated_keys(raw)
+    if repeated:
+        named = ", ".join(f"{json.dumps(key, ensure_ascii=False)} ({'at' if where == 'the top level' else 'in'}"
+                          f" {where})" for key, where in repeated[:5]) + (" …" if len(repeated) > 5 else "")
+        raise WriteRefused(f"{path} writes the key{'s' if len(repeated) > 1 else ''} {named} more than once, and"
+                           " rewriting it would keep only the last value of each; nothing was changed.",
+                           hint="Keep one of each by hand (merge their values), then retry.")
 
 
 def _event_list(data: dict, path: Path, create: bool) -> list | None:
@@ -1184,6 +1243,7 @@ def _install_once(path: Path, command: str, replace: bool) -> Path:
         groups.append({"hooks": [{"type": "command", "command": command}]})
         changed = True
     if changed:  # (a .bak kept over a file only an install wrote: QA round 149-A F2)
+        _refuse_repeated_keys(path, old_raw)  # (its earlier values lost: QA round 150-C F2)
         _write(path, data, old_raw, keep_backup=_keeps_backup(path, old_raw, command))
     return path
 
@@ -1326,6 +1386,7 @@ def uninstall_hooks(project_dir: Path, command: str = DEFAULT_COMMAND) -> list[P
         # settings.json was rewritten or deleted, then a settings.local.json of mode 444 refused, exit 6)
         for path, data, old_raw in plans:
             if data is not None:
+                _refuse_repeated_keys(path, old_raw)  # (QA round 150-C F2: its earlier values lost)
                 _check_backup(path)
                 _check_writable_place(path)
         last = max((i for i, (_p, data, _r) in enumerate(plans) if data is not None), default=-1)

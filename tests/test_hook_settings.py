@@ -120,6 +120,45 @@ def test_unexpected_shapes_are_refused(tmp_path: Path, data):
         assert not uninstall_hook(tmp_path) and path.read_bytes() == before  # (nothing of ours to remove: no refusal)
 
 
+def test_a_settings_file_that_repeats_a_key_is_refused_not_rewritten(tmp_path: Path, capsys):
+    """QA round 150-C F2: install and uninstall read a settings file whose object named a key twice as Python's JSON
+    reader does (its last value) and wrote it back so: after an install and an uninstall, "env": {"A": "1"} was in
+    neither the file nor its .bak. Such a file is refused, the key and where it is named, nothing written (exit 6 from
+    the CLI); a file uninstall has nothing to remove from is not refused (nor rewritten)."""
+    from dreamdb.cli import main
+
+    text = '{\n  "env": {"A": "1"},\n  "env": {"B": "2"},\n  "x": "caf\\u00e9"\n}\n'
+    path = _write(tmp_path, text)
+    before = path.read_bytes()
+    with pytest.raises(WriteRefused) as info:
+        install_hook(tmp_path)
+    assert info.value.message == (f'{path} writes the key "env" (at the top level) more than once, and rewriting it'
+                                  " would keep only the last value of each; nothing was changed.")
+    assert info.value.hint == "Keep one of each by hand (merge their values), then retry."
+    code = main(["hook", "install", "--project", str(tmp_path), "--command", "dreamdb hook user-prompt-submit"])
+    assert code == 6 and 'writes the key "env" (at the top level) more than once' in capsys.readouterr().err
+    code = main(["hook", "uninstall", "--project", str(tmp_path)])
+    assert code == 0 and path.read_bytes() == before  # (no hook of ours in it: nothing to rewrite)
+    assert sorted(p.name for p in path.parent.iterdir()) == ["settings.json"]
+    # a hook of ours in a file that repeats keys deeper: uninstall refuses it too, both files untouched
+    group = ('{"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "dreamdb hook'
+             ' user-prompt-submit", "timeout": 5, "timeout": 9}]}]}, "model": "a", "model": "b"}')
+    path.write_text(group)
+    local = settings_path(tmp_path, local=True)
+    local.write_text('{"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "dreamdb hook'
+                     ' user-prompt-submit"}]}]}}\n')
+    local_before = local.read_bytes()
+    with pytest.raises(WriteRefused) as info:
+        uninstall_hooks(tmp_path)
+    assert info.value.message.startswith(
+        f'{path} writes the keys "timeout" (in hooks.UserPromptSubmit[0].hooks[0]), "model" (at the top level) more'
+        " than once"), info.value.message
+    code = main(["hook", "uninstall", "--project", str(tmp_path)])
+    assert code == 6 and '"model" (at the top level) more than once' in capsys.readouterr().err
+    assert path.read_text() == group and local.read_bytes() == local_before
+    assert sorted(p.name for p in path.parent.iterdir()) == ["settings.json", "settings.local.json"]
+
+
 def test_missing_project_dir(tmp_path: Path):
     with pytest.raises(NotFound):
         install_hook(tmp_path / "nope")
