@@ -2304,6 +2304,33 @@ def test_update_tags_the_index_reads_as_the_notes_change_nothing(tiny_vault: Pat
     assert yaml.safe_load(note.read_text().split("---")[1])["tags"] == ["Release", "process", "ops"]
 
 
+def test_update_reports_the_id_the_next_sync_gives_after_a_namesake_was_removed(tiny_vault: Path, capsys):
+    """QA round 150-C F3: after knowledge/a/x.md was removed by hand, ``update knowledge/x-2 --json`` (of b/x.md)
+    reported ``"doc_id": "knowledge/x-2"``, the index's id, which the next recall's sync made ``knowledge/x``. The
+    report gives the id of the vault's files as they are now; the files of that name all there, the index's id."""
+    import dreamdb
+    from dreamdb.cli import main
+
+    for folder in ("a", "b", "c"):
+        write_doc(tiny_vault, f"knowledge/{folder}/x.md", f"---\ntitle: X in {folder}\n---\nbody {folder}\n")
+    write_doc(tiny_vault, "knowledge/x-2.md", "---\ntitle: Own x-2\n---\nown\n")  # (its own name: numbers skip it)
+    ids = _recall_ids(tiny_vault)
+    assert [ids[f"knowledge/{f}/x.md"] for f in "abc"] == ["knowledge/x", "knowledge/x-3", "knowledge/x-4"]
+    assert writes.doc_id_for(tiny_vault, "knowledge/x-4") == "knowledge/x-4"  # (all there: the index's id)
+    (tiny_vault / "knowledge" / "a" / "x.md").unlink()
+    capsys.readouterr()
+    assert main(["update", "--vault", str(tiny_vault), "knowledge/x-3", "--append", "hi", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["doc_id"] == "knowledge/x" and captured.err == "", captured
+    index = dreamdb.open(tiny_vault)
+    assert index.update("knowledge/x-4", append="more", now=NOW)["doc_id"] == "knowledge/x-3"
+    assert index.update("knowledge/x-2", append="more", now=NOW)["doc_id"] == "knowledge/x-2"
+    index.close()
+    ids = _recall_ids(tiny_vault)  # (the ids the reports gave)
+    assert [ids[p] for p in ("knowledge/b/x.md", "knowledge/c/x.md", "knowledge/x-2.md")] == [
+        "knowledge/x", "knowledge/x-3", "knowledge/x-2"]
+
+
 def test_update_reads_hashtags_separated_by_spaces_as_the_index_does(tiny_vault: Path):
     """QA round 150-A F5: the index reads ``tags: "#alpha #beta"`` as the tags alpha and beta (it was the one tag
     ``alpha #beta``); update reads them alike, in the note (the same tags change nothing) and in ``--tags``."""

@@ -871,12 +871,42 @@ def doc_id_of(vault: Path, doc_type: str, path: Path) -> str:
 
 
 def doc_id_for(vault: Path, slug: str) -> str | None:
-    """The id recall prints for the document ``slug`` names (:func:`doc_id_of` of :func:`find_document`), ``None``
-    when it cannot be told: it names a document in a write's report, made after the write, which must not fail."""
+    """The id recall gives the document ``slug`` names (:func:`find_document`) from the next sync on, as the vault's
+    files are now (:func:`doc_id_now`), ``None`` when it cannot be told: it names a document in a write's report, made
+    after the write, which must not fail. QA round 150-C F3: after a same-named note was removed by hand,
+    ``update knowledge/x-2`` reported ``knowledge/x-2``, the index's id, which the next recall's sync made
+    ``knowledge/x``."""
     try:
-        return doc_id_of(vault, *find_document(vault, slug))
+        return doc_id_now(vault, *find_document(vault, slug))
     except DreamdbError:
         return None
+
+
+def doc_id_now(vault: Path, doc_type: str, path: Path) -> str:
+    """The id a sync of the vault as it is now gives the document file ``path``: :func:`doc_id_of`'s, where the index
+    gave that file and the files of its name it holds (``knowledge/x``, ``knowledge/x-2``; their own id ``type/x`` or a
+    number of it, :func:`_files_ids`) are all there still; else those of them that are there, numbered as a sync
+    numbers them (:func:`dreamdb.store.sync.same_name_ids`): ``knowledge/b/x.md`` is ``knowledge/x`` once
+    ``knowledge/a/x.md``, first in path order, is gone. Only the files the index holds are looked at (no walk of the
+    vault: a same-named file added since the last sync is not counted). Never raises (as :func:`doc_id_of`)."""
+    indexed = doc_id_of(vault, doc_type, path)
+    try:
+        from dreamdb.store.sync import natural_doc_id, same_name_ids
+
+        rel = path.relative_to(vault).as_posix()
+        own = natural_doc_id(doc_type, rel)
+        named = re.compile(re.escape(own) + "(?:-[0-9]+)?")
+        rows = _index_rows(vault, "SELECT source_path FROM documents WHERE type = ? AND (doc_id = ? OR (doc_id > ? AND"
+                                  " doc_id < ?))", [doc_type, own, own + "-", own + "."])  # ("." follows "-")
+        if not rows:
+            return indexed
+        held = {p for (p,) in rows if isinstance(p, str) and named.fullmatch(natural_doc_id(doc_type, p))}
+        there = {p for p in held if p == rel or os.path.exists(vault.joinpath(*p.split("/")))}
+        if rel not in held or there == held:  # (a file the index has not seen: doc_id_of numbers the files)
+            return indexed
+        return same_name_ids((p, doc_type, p) for p in there | {rel})[0].get(rel, indexed)
+    except (ValueError, DreamdbError, OSError):
+        return indexed
 
 
 def find_document(vault: Path, slug: str) -> tuple[str, Path]:
