@@ -1224,10 +1224,10 @@ class Index:
             if db.is_lock_error(exc):  # (the read would wait as long, and fail alike)
                 from dreamdb.errors import LockTimeout
 
-                raise LockTimeout(f"The index is locked by another process, which kept it from being read for"
-                                  f" {self.lock_timeout_ms / 1000:g} s (a dreamdb sync, or a program holding it in a"
-                                  " transaction).", hint="Wait for it to finish, then retry (--timeout sets the"
-                                  " wait).") from exc
+                # (the words of the read's own refusal, sqlquery.run_readonly's)
+                raise LockTimeout(f"Another program held the index at {self.index_path} locked for more than "
+                                  f"{self.lock_timeout_ms / 1000:g} s ({exc}).",
+                                  hint="Retry once it is done (its lock ends with its connection).") from exc
             return  # (damage, or tables missing: the read says so)
         finally:
             conn.close()

@@ -1173,7 +1173,7 @@ def test_sql_no_sync_on_an_index_never_synced_leaves_its_file_as_it_was(example_
         assert holder.stdout.readline().strip() == "held"
         assert main([*argv[:-2], "--timeout", "1", *argv[-2:]]) == 5  # (held past the wait)
         out, err = capsys.readouterr()
-        assert "count(*)" not in out and "kept it from being read for 1 s" in err, (out, err)
+        assert "count(*)" not in out and "locked for more than 1 s" in err, (out, err)
     finally:
         holder.kill()
         holder.wait()
