@@ -106,9 +106,40 @@ def cache_root() -> Path:
     env = env_path("DREAMDB_CACHE_DIR")
     if env:  # (a relative path taken from the current folder, as DREAMDB_INDEX's, and shown whole: QA round 114-B F6)
         return absolute_path("DREAMDB_CACHE_DIR", env)
+    found = xdg_user_folder("XDG_CACHE_HOME", ".cache")
+    if found is not None:
+        return found
     from platformdirs import user_cache_dir
 
     return Path(user_cache_dir(APP_NAME))
+
+
+def xdg_user_folder(variable: str, default: str) -> Path | None:
+    """dreamdb's per-user folder on Linux as platformdirs gives it there (``user_cache_dir("dreamdb")``,
+    ``user_data_dir("dreamdb")``), worked out without importing platformdirs: the import loads tempfile, shutil,
+    random, lzma and bz2, ≈ 7 ms of a one-shot ``dreamdb recall`` or prompt hook, which look for the lexicon in the
+    user data folder (and the hook's log in the cache folder).
+
+    Args:
+        variable: the XDG variable (``XDG_CACHE_HOME``, ``XDG_DATA_HOME``).
+        default: its default under the home folder (``.cache``, ``.local/share``).
+
+    Returns:
+        ``$variable/dreamdb`` when ``variable`` is an absolute path; ``$HOME/default/dreamdb`` when it is unset or
+        blank and ``HOME`` is an absolute path; ``None`` otherwise, and on any other platform than Linux (Android
+        too), for the caller to ask platformdirs: its versions read a relative variable or ``HOME`` differently
+        (platformdirs 4 ignores a relative ``XDG_*``, 3 takes it from the working folder)."""
+    import sys
+
+    if sys.platform != "linux" or hasattr(sys, "getandroidapilevel") or "ANDROID_DATA" in os.environ:
+        return None
+    value = os.environ.get(variable, "")
+    if os.path.isabs(value):
+        return Path(os.path.join(value, APP_NAME))
+    home = os.environ.get("HOME")
+    if value.strip() or not home or not os.path.isabs(home):
+        return None
+    return Path(os.path.join(os.path.expanduser("~/" + default), APP_NAME))
 
 
 def make_private_folders(folder: Path) -> None:

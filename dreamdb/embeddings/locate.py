@@ -144,7 +144,13 @@ def _install_hint() -> str:
 
 
 def user_data_root() -> Path:
-    """Return dreamdb's per-user data directory (``platformdirs.user_data_dir("dreamdb")``)."""
+    """Return dreamdb's per-user data directory (``platformdirs.user_data_dir("dreamdb")``; on Linux worked out
+    without importing it, :func:`dreamdb.config.xdg_user_folder`: recall looks for the lexicon there)."""
+    from dreamdb.config import xdg_user_folder
+
+    found = xdg_user_folder("XDG_DATA_HOME", ".local/share")
+    if found is not None:
+        return found
     try:
         import platformdirs
 
@@ -155,7 +161,13 @@ def user_data_root() -> Path:
 
 
 def user_cache_root() -> Path:
-    """Return dreamdb's per-user cache directory (``platformdirs.user_cache_dir("dreamdb")``)."""
+    """Return dreamdb's per-user cache directory (``platformdirs.user_cache_dir("dreamdb")``; on Linux worked out
+    without importing it, :func:`dreamdb.config.xdg_user_folder`)."""
+    from dreamdb.config import xdg_user_folder
+
+    found = xdg_user_folder("XDG_CACHE_HOME", ".cache")
+    if found is not None:
+        return found
     try:
         import platformdirs
 
