@@ -713,6 +713,8 @@ class Index:
         self.engine = chosen
         self.lexicon = _lexicon_option(lexicon)
         self._lexicon_noted = None  # the unusable lexicon file already named in a note (see _lexicon)
+        self._plan_noted = True  # whether recall(explain=True) notes how the query's words were read (_plan_notes;
+        # the prompt hook, which logs none of them, turns it off: its translations' lookups were ≈ 4 ms a prompt)
         self._deferring = threading.local()  # .notes: where this thread's filter notes go instead (_explain_filters)
         self._format_noted = None  # (connection, data_version) whose index format was checked (_note_other_format)
         self._schema_checked = None  # (connection, data_version) whose schema version was checked (_follow_schema)
@@ -2430,7 +2432,7 @@ class Index:
             self.notes.append("the query is empty" if not query.strip() else
                               "no searchable terms in the query (only stopwords, punctuation or one-character words)")
             return []
-        if explain:
+        if explain and self._plan_noted:
             self.notes.extend(_plan_notes(plan, self._lexicon()))
         if plan.dropped:
             self.notes.append(f"the query has {len(plan.terms) + plan.dropped} distinct terms; only the first "

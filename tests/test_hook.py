@@ -863,6 +863,48 @@ def test_the_log_is_appended_only_to_a_text_file_and_makes_no_folder_it_was_not_
     assert "Traceback" not in log.read_text() and "DREAMDB_DEBUG=1" in lines[0]
 
 
+def test_the_hook_spares_what_it_never_uses_and_still_names_where_it_failed(project, tmp_path, monkeypatch):
+    """QA round 150-P F2: every prompt imported ``traceback`` (with ``linecache`` and ``tokenize``, ≈ 2 ms) for a
+    failure's log line, and its ``explain=True`` recall wrote the notes on how the prompt's words were read (their
+    translations looked up in the lexicon, Turkish patterns compiled: ≈ 4 ms on the real vault), none of which the
+    hook logs. The failure's line still names the file, line and function that raised, as ``traceback`` named them."""
+    import dreamdb.api as api
+    import dreamdb.hook as H
+    from dreamdb.api import Index
+
+    p = subprocess.run([sys.executable, "-c", "import io, sys, json\n"
+                        "from dreamdb.entry import main\n"
+                        f"sys.stdin = io.TextIOWrapper(io.BytesIO({payload('how is sleep debt computed', project)!r}"
+                        ".encode()))\n"
+                        "assert main(['hook', 'user-prompt-submit']) == 0\n"
+                        "print(json.dumps(sorted(sys.modules)))\n"], capture_output=True, text=True, check=True)
+    assert HEADER in p.stdout and "traceback" not in json.loads(p.stdout.splitlines()[-1])
+    planned = []
+    real_notes = api._plan_notes
+    monkeypatch.setattr(api, "_plan_notes", lambda *a: planned.append(a) or real_notes(*a))
+    log = tmp_path / "h.log"
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(log))
+    assert H.run(payload("how is sleep debt computed", project)).startswith(HEADER)
+    assert planned == []
+    ix = Index(project / "_dream_context", engine="sql")  # (recall itself still notes them, explained)
+    assert ix.recall("how is sleep debt computed", explain=True) and len(planned) == 1
+    ix.close()
+    import traceback
+
+    def fail(*_a, **_k):
+        raise RuntimeError("recall broke")
+
+    monkeypatch.setattr(Index, "recall", fail)
+    assert H.run(payload("how is sleep debt computed", project)) == ""
+    try:
+        fail()
+    except RuntimeError as exc:
+        frame = traceback.extract_tb(exc.__traceback__)[-1]
+    where = f"(at {Path(frame.filename).name}:{frame.lineno} in {frame.name})"
+    assert where == f"(at test_hook.py:{fail.__code__.co_firstlineno + 1} in fail)"
+    assert f"hook failed: RuntimeError: recall broke {where}; DREAMDB_DEBUG=1" in log.read_text()
+
+
 def test_a_log_this_user_may_only_write_to_is_appended_to(tmp_path):
     """QA round 43: the log's text check opened it read-write, so a log of mode 0200 got nothing."""
     import os

@@ -93,7 +93,8 @@ def test_recall_and_the_hook_find_the_lexicon_and_the_log_without_platformdirs(s
     if sys.platform != "linux":
         pytest.skip("the folders are worked out without platformdirs on Linux only")
     env = {k: v for k, v in os.environ.items() if k not in ("DREAMDB_CACHE_DIR", "DREAMDB_LEXICON", "DREAMDB_HOOK_LOG")}
-    env.update(XDG_DATA_HOME=str(tmp_path / "data"), XDG_CACHE_HOME=str(tmp_path / "cache"), DREAMDB_HOOK_TIMING="1")
+    env.update(XDG_DATA_HOME=str(tmp_path / "data"), XDG_CACHE_HOME=str(tmp_path / "cache"), DREAMDB_HOOK_TIMING="1",
+               DREAMDB_HOOK_VERBOSE="1")
     payload = json.dumps({"prompt": "some words here please", "cwd": str(synced_vault)})
     mods = _loaded_after(
         "import contextlib, io, sys\n"
@@ -102,12 +103,13 @@ def test_recall_and_the_hook_find_the_lexicon_and_the_log_without_platformdirs(s
         f"assert str(lexicon_path()).startswith({str(tmp_path / 'data' / 'dreamdb')!r}), lexicon_path()\n"
         "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
         f"    assert main(['recall', '--vault', {str(synced_vault)!r}, 'words']) == 0\n"
-        f"    sys.stdin = io.StringIO({payload!r})\n"
+        f"    sys.stdin = io.TextIOWrapper(io.BytesIO({payload!r}.encode()))\n"
         "    assert main(['hook', 'user-prompt-submit']) == 0\n"
         "assert 'some words here' in out.getvalue(), out.getvalue()\n",
         env=env)
     assert "platformdirs" not in mods
-    assert "hook took" in (tmp_path / "cache" / "dreamdb" / "hook.log").read_text()
+    logged = (tmp_path / "cache" / "dreamdb" / "hook.log").read_text()
+    assert f"{synced_vault}: " in logged and "hook took" in logged, logged  # (the prompt recalled, and logged)
 
 
 @pytest.mark.parametrize("variable, default, ask", [("XDG_DATA_HOME", ".local/share", "user_data_dir"),
