@@ -189,11 +189,12 @@ this budget a prompt took 2.7-4.2 s while texts waited. One-shot recalls use
 :data:`dreamdb.api.LAZY_REFRESH_SECONDS` (2 s)."""
 
 LOGGED_NOTES = ("used bm25", "BM25's results", "dense results are partial", "dense results cover only",
-                "dense scores are not", "rebuilt from the vault", "lexicon is not used")
+                "dense scores are not", "rebuilt from the vault", "lexicon is not used", "snippet is left out")
 """What marks a note of recall's that the hook writes to its log (the rest, a query cut or a filter's, are the command
 line's): a quiet fallback to BM25 (no model, a bad setting, no vector yet), dense results left partial (texts still
 waiting for embedding, README: "leaving the rest, with a note"; the vectors' languages not identified yet), a
-rebuild, a lexicon it could not use (QA round 78 F7). QA round 144-B F2: in hybrid mode "no dense results yet" and
+rebuild, a lexicon it could not use (QA round 78 F7), a snippet left out of a damaged index it could not rebuild (QA
+round 150-D F1). QA round 144-B F2: in hybrid mode "no dense results yet" and
 "dense results are partial" were dropped, and the log said only what was injected."""
 
 INLINE_SYNC_BYTES = 8_000_000
@@ -1268,6 +1269,11 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
             return ""
         _why(f"{vault}: injected {len(shown)} hits, first {shown[0].doc_id}; highest raw BM25 score {best.score:.2f}"
              f" ({best.doc_id}, the gate's)")  # (hits in rankScore order; the gate is on raw scores: QA round 39)
-        return render_block(shown, name_vault=not _found_alone(cwd, vault))  # (before close: snippets read the index)
+        block = render_block(shown, name_vault=not _found_alone(cwd, vault))  # (before close: snippets read the index)
+        for note in index.take_notes():  # (a hit's body read for its snippet from a damaged index rebuilds it, with a
+            # note: QA round 150-D F1, the snippet line was left empty without a word in the log)
+            if any(mark in note for mark in LOGGED_NOTES):
+                _log(f"{vault}: {note}")
+        return block
     finally:
         index.close()

@@ -303,6 +303,8 @@ def run_recall(text: str, *, vaults=None, top: int = 5, mode=None, as_json: bool
         hits = index.recall(text, top=top, mode=mode, explain=explain, **filters)
     finally:
         progress.close()
+    # the snippets before the notes: a hit's body read from a damaged index rebuilds it, with a note (QA round 150-D F1)
+    shown = [h.as_dict() for h in hits] if as_json else [] if plain else [h.snippet for h in hits]
     notes = index.take_notes()
     out = sys.stdout
     if as_json:
@@ -310,7 +312,7 @@ def run_recall(text: str, *, vaults=None, top: int = 5, mode=None, as_json: bool
         # name the mode of the others' hits (QA round 81-A F9: "bm25" over dense hits): each hit names its own
         used = requested if any(h.mode == requested for h in hits) else hits[0].mode if hits else requested
         # (requested_mode always there, not only on a fallback: the same keys every time, QA round 68 L7)
-        doc = {"query": text, "mode": used, "requested_mode": requested, "hits": [h.as_dict() for h in hits],
+        doc = {"query": text, "mode": used, "requested_mode": requested, "hits": shown,
                "notes": notes}
         out.write(output.to_json(doc) + "\n")
         return

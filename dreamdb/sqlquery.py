@@ -91,7 +91,8 @@ def run_readonly(index_path: Path, query: str, *, max_rows: int = DEFAULT_MAX_RO
     Raises:
         UsageError: a write statement, several statements, or an SQL error (message from SQLite); a first row
             alone past :data:`MAX_RESULT_BYTES`.
-        IndexDamaged: SQLite reports the index file damaged.
+        IndexDamaged: SQLite reports the index file damaged; or a value the query read is not UTF-8 and one of the
+            index's own columns holds such text (which dreamdb never stores).
         LockTimeout: another connection held the index locked past the busy timeout.
         QueryTimeout: the statement ran longer than ``timeout_s``.
         KeyboardInterrupt: Ctrl-C (SIGINT) while it ran.
@@ -158,7 +159,16 @@ def run_readonly(index_path: Path, query: str, *, max_rows: int = DEFAULT_MAX_RO
                     raise LockTimeout(f"Another program held the index at {index_path} locked for more than "
                                       f"{busy_ms / 1000:g} s ({exc}).",
                                       hint="Retry once it is done (its lock ends with its connection).") from None
-                raise _explain_error(exc, query, denied) from None
+                undecodable = "Could not decode to UTF-8" in str(exc)
+                damaged = _undecodable_stored(conn) if undecodable else []
+                if interrupted:  # (Ctrl-C during that scan)
+                    raise KeyboardInterrupt from None
+                if damaged:  # (QA round 150-D F1: blamed on the query, where the index's own text was damaged)
+                    raise IndexDamaged(f"The index at {index_path} is damaged: {', '.join(damaged)} hold"
+                                       f"{'s' if len(damaged) == 1 else ''} text that is not UTF-8 (the query read a"
+                                       " value it could not decode; dreamdb stores only UTF-8).",
+                                       hint="dreamdb sync --check rebuilds it from the vault.") from None
+                raise _explain_error(exc, query, denied, stored_checked=damaged is not None) from None
             except (ValueError, Warning, db.sqlite3.Error) as exc:  # e.g. "You can only execute one statement at a time."
                 raise UsageError(f"SQL error: {exc}") from None
         if interrupted:  # (Ctrl-C after the last step: the result is not printed, as for one mid-query)
@@ -313,11 +323,24 @@ _AUTH_MESSAGE = "not authorized"
 where extension loading is off (``SQLITE_ERROR``)."""
 
 
-def _explain_error(exc: BaseException, query: str, denied: list[str]) -> UsageError:
+def _undecodable_stored(conn) -> list[str] | None:
+    """The columns of the index's tables that hold text that is not UTF-8 (:func:`dreamdb.store.texts.undecodable_texts`),
+    for a query that read a value the driver could not decode: ``[]`` when none does (the query's own expression made
+    the value), ``None`` when that could not be told (the scan stopped: the time limit, Ctrl-C, an error)."""
+    from dreamdb.store.texts import undecodable_texts
+
+    try:
+        return undecodable_texts(conn)
+    except db.DatabaseError:
+        return None
+
+
+def _explain_error(exc: BaseException, query: str, denied: list[str], *, stored_checked: bool = True) -> UsageError:
     """The clearest message for the SQLite error ``exc`` of ``dreamdb sql``'s ``query``. A refusal is told by SQLite's
     result code (:func:`dreamdb.store.connect.error_code`) or a message that is the fixed one whole, never by words in
     it: "no such column: is_readonly" quotes the user's name (QA round 145-D F2, told "Write statements are
-    refused")."""
+    refused"). ``stored_checked``: for a value that could not be decoded, whether the index's own text was found to
+    be UTF-8 (:func:`_undecodable_stored`): the query made the value; else the hint names both causes."""
     msg = str(exc)
     code = db.error_code(exc)
     head = _skip_trivia(query)[:6].upper()  # the first keyword, after any leading comments
@@ -344,9 +367,13 @@ def _explain_error(exc: BaseException, query: str, denied: list[str]) -> UsageEr
         if not CAN_LOAD_EXTENSIONS and "no such table" in msg:  # (QA round 98-A F11, 99-A F8)
             hint += (f"; the embedding tables (vec_embeddings; chunks and the rest in an index this driver made) need a"
                      f" SQLite driver that loads sqlite-vec, which {DRIVER_NAME} cannot")
-    elif "Could not decode to UTF-8" in msg:  # (QA round 115-C: the generic hint; the index holds no such text)
-        hint = ("A TEXT value of bytes that are not UTF-8 (the query made it: the index stores UTF-8 only): select "
-                "hex(value) or CAST(value AS BLOB) instead.")
+    elif "Could not decode to UTF-8" in msg and stored_checked:  # (QA round 115-C: the generic hint)
+        hint = ("A TEXT value of bytes that are not UTF-8 (the query made it: the index's own text was checked and is"
+                " UTF-8): select hex(value) or CAST(value AS BLOB) instead.")
+    elif "Could not decode to UTF-8" in msg:  # (the index's text could not be checked: QA round 150-D F1)
+        hint = ("A TEXT value of bytes that are not UTF-8: the query made it (select hex(value) or CAST(value AS BLOB)"
+                " instead), or the index is damaged (it stores UTF-8 only): dreamdb sync --check finds that and"
+                " rebuilds it from the vault.")
     elif "Query vector on the" in msg and "NULL" in msg:  # (a KNN query's MATCH of a rowid that has no vector)
         hint = ("The MATCH subquery found no vector: no such document or chunk, or no vector for it yet (dreamdb embed "
                 "refresh embeds it; SELECT doc_id FROM documents names the documents).")

@@ -194,6 +194,24 @@ def test_a_quiet_fallback_to_bm25_is_written_to_the_hook_log(project, tmp_path):
     assert f"+00:00 {(project / '_dream_context').resolve()}: hybrid recall unavailable" in log, log
 
 
+def test_a_snippet_of_a_body_damaged_in_the_index_rebuilds_it_and_is_logged(tmp_path):
+    """QA round 150-D F1: bytes that are not UTF-8 written over a note's body in the index (SQLite's checks pass) left
+    the block's snippet line empty (the note's description here), without a word in the log. The snippet's read
+    rebuilds the index, as recall's own reads do, and the log says so."""
+    from tests.test_index_safety import _MIDDLE, _damaged_long_note
+
+    vault = tmp_path / "proj" / "_dream_context"
+    _damaged_long_note(vault, b"\xff\xfe" * 20)
+    log = tmp_path / "h.log"
+    p = hook(payload("where is the uniquephrase zanzibarwombat that marks the middle of the long field notes",
+                     vault.parent), {"DREAMDB_HOOK_LOG": str(log)})
+    out = p.stdout.decode()
+    assert p.returncode == 0 and out.startswith(HEADER) and "[knowledge/long-notes]" in out, out
+    assert _MIDDLE in out, out
+    text = log.read_text()
+    assert "the stored body of knowledge/long-notes.md is not UTF-8" in text and "rebuilt from the vault" in text, text
+
+
 def test_an_unknown_recall_mode_is_logged_and_bm25_used(project, tmp_path):
     """QA round 57: DREAMDB_RECALL_MODE=bogus made every recall fail: the prompt got no memories, and the log
     said only "hook failed: UsageError". The CLI still refuses it (exit 2); the hook falls back to BM25."""

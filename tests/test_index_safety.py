@@ -3481,3 +3481,143 @@ def test_a_cache_that_cannot_hold_a_too_deep_vaults_index_is_said_so_with_its_fi
                                      " DREAMDB_INDEX to a file path you can write, or make the vault writable.")
     finally:
         _set_writable(short, True)
+
+
+# ---------------------------------------------------------------- text damaged inside a page (QA round 150-D F1)
+
+_MIDDLE = "The uniquephrase zanzibarwombat marks the middle of this long note about harbors."
+_WORDS = "alpha beta gamma delta orbit lantern quarry meadow copper signal harbor thistle".split()
+
+
+def _long_note_vault(vault: Path) -> Path:
+    """A vault with a note of ≈ 30 KB whose body holds :data:`_MIDDLE` once, in its middle (its text then spans
+    overflow pages), and same-named notes and numbered ids beside it (ids a sync numbers: the text of such a
+    document was hashed under its own id)."""
+    lines = [" ".join(_WORDS[(i * 7 + j) % len(_WORDS)] for j in range(12)) + f" line{i}." for i in range(400)]
+    lines.insert(200, _MIDDLE)
+    write_doc(vault, "knowledge/long-notes.md", "---\ntitle: Long field notes\ndescription: a long note\n---\n\n"
+              + "\n".join(lines) + "\n")
+    for folder in ("a", "b"):
+        write_doc(vault, f"knowledge/{folder}/notes.md", f"---\ntitle: Notes {folder}\ntags: [x, İstanbul]\n---\n{folder} body\n")
+    write_doc(vault, "knowledge/notes-2.md", "---\ntitle: Notes two\n---\nits own numbered name\n")
+    return vault
+
+
+def _overwrite_text(path: Path, phrase: bytes, data: bytes) -> None:
+    """Overwrite the bytes of ``phrase`` (found once in the file) with ``data`` (no longer than it), in place, as a
+    disk or another program would: SQLite's structure is left sound."""
+    raw = path.read_bytes()
+    assert raw.count(phrase) == 1 and len(data) <= len(phrase)
+    with open(path, "r+b") as f:
+        f.seek(raw.index(phrase))
+        f.write(data)
+
+
+def _damaged_long_note(vault: Path, data: bytes) -> Path:
+    """Sync the :func:`_long_note_vault`, fold its WAL into the file, close it, and overwrite the body text of the long
+    note with ``data``; the index path is returned, its file sound to ``PRAGMA integrity_check``."""
+    with dreamdb.open(_long_note_vault(vault)) as index:
+        index.sync()
+        assert index.check() == []  # (no false alarm: numbered ids, tags, a sound text)
+        index.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        path = index.index_path
+    _overwrite_text(path, _MIDDLE.encode(), data)
+    raw = sqlite3.connect(path)
+    try:
+        assert [r[0] for r in raw.execute("PRAGMA integrity_check")] == ["ok"]
+    finally:
+        raw.close()
+    return path
+
+
+@pytest.mark.parametrize("data, said", [
+    (b"\xff\xfe" * 20, "documents: the stored text of 1 document(s) is not UTF-8 (knowledge/long-notes: body)"),
+    (b"The uniquephrase zanzibarwombat MARKS", "documents: the stored text of 1 document(s) differs from its content"
+                                               " hash (knowledge/long-notes)"),
+])
+def test_sync_check_finds_text_damaged_inside_a_page_and_rebuilds(tiny_vault, data, said):
+    """QA round 150-D F1: bytes overwritten inside the page holding a note's body pass SQLite's integrity_check, and
+    `sync --check` said "index checked: ok", exit 0, while the index no longer held the note's text (bytes that are not
+    UTF-8, or other text). The stored text is checked against its content hash: the index is rebuilt, and says why."""
+    path = _damaged_long_note(tiny_vault, data)
+    with dreamdb.open(tiny_vault) as index:
+        assert index.check() == [said]
+        report = index.sync(check=True)
+        assert report.rebuilt and any(said in w for w in report.warnings), report.warnings
+        assert index.check() == []
+        body = index.conn.execute("SELECT body FROM documents WHERE doc_id = 'knowledge/long-notes'").fetchone()[0]
+        assert _MIDDLE in body
+    assert _MIDDLE.encode() in path.read_bytes()
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "sync", "--check", "--vault", str(tiny_vault)],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and "index checked: ok" in p.stdout, p.stdout + p.stderr  # (sound again)
+
+
+@pytest.mark.skipif(not db.CAN_LOAD_EXTENSIONS, reason="the SQLite driver cannot load sqlite-vec")
+def test_sync_check_finds_a_chunk_whose_text_no_longer_gives_its_hash(tiny_vault):
+    """QA round 150-D F1: a chunk's text (what its vector embeds) is checked against its content hash too."""
+    from dreamdb.embeddings.store import chunk_pending_documents
+
+    with dreamdb.open(_long_note_vault(tiny_vault)) as index:
+        index.sync()
+        chunk_pending_documents(index.conn)
+        assert index.check() == []
+        index.conn.execute("UPDATE chunks SET text = replace(text, 'zanzibarwombat', 'zanzibarwombaT')")
+        problems = index.check()
+        assert len(problems) == 1 and problems[0].startswith("chunks: the stored text of 1 chunk(s) is not UTF-8 or"
+                                                             " differs from its content hash (knowledge/long-notes #")
+        assert index.sync(check=True).rebuilt and index.check() == []
+
+
+def test_a_snippet_read_from_a_damaged_body_rebuilds_the_index_and_says_so(tiny_vault):
+    """QA round 150-D F1: the hit's postings were intact, so recall ranked it, but its body could not be decoded
+    when the snippet read it, and the snippet was left empty (the description, in a note that has one), without a
+    word. The read is guarded as recall's own reads are: the index is rebuilt, with a note, and the snippet read from
+    it; an Index already closed says so in a note."""
+    _damaged_long_note(tiny_vault, b"\xff\xfe" * 20)
+    with dreamdb.open(tiny_vault) as index:
+        hits = index.recall("zanzibarwombat")
+        assert [h.doc_id for h in hits] == ["knowledge/long-notes"]
+        assert _MIDDLE in hits[0].snippet
+        notes = index.take_notes()
+        assert any("rebuilt from the vault" in n and "the stored body of knowledge/long-notes.md is not UTF-8" in n
+                   for n in notes), notes
+        assert index.check() == []
+    _damaged_long_note(tiny_vault, b"\xff\xfe" * 20)
+    index = dreamdb.open(tiny_vault)
+    hits = index.recall("zanzibarwombat")
+    index.close()
+    assert hits[0].snippet == "a long note"  # (the description: the body cannot be read)
+    assert any("the stored body of knowledge/long-notes.md is not UTF-8" in n and "this Index was closed" in n
+               and "dreamdb sync --check" in n for n in index.take_notes())
+
+
+def test_recall_json_gives_the_snippet_and_the_rebuilds_note(tiny_vault):
+    """QA round 150-D F1: `recall --json` took its notes before the snippets were read (a rebuild they caused was not
+    said)."""
+    _damaged_long_note(tiny_vault, b"\xff\xfe" * 20)
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "recall", "--json", "--vault", str(tiny_vault),
+                        "zanzibarwombat"], capture_output=True, text=True, timeout=120)
+    out = json.loads(p.stdout)
+    assert p.returncode == 0 and _MIDDLE in out["hits"][0]["snippet"], p.stdout + p.stderr
+    assert any("rebuilt from the vault" in n and "not UTF-8" in n for n in out["notes"]), out["notes"]
+
+
+def test_sql_names_the_damaged_column_where_a_stored_text_is_not_utf8(tiny_vault, capsys):
+    """QA round 150-D F1: `sql` reading a body that is not UTF-8 said "the query made it", exit 2. Where one of the
+    index's own columns holds such text, it is damage: `--no-sync` names the column and `sync --check` (exit 4), and a
+    read that syncs rebuilds the index and answers. A query that makes such text itself keeps its own hint."""
+    from dreamdb.entry import main
+
+    _damaged_long_note(tiny_vault, b"\xff\xfe" * 20)
+    query = "SELECT substr(body, instr(body, 'line199.'), 200) AS s FROM documents WHERE doc_id = 'knowledge/long-notes'"
+    assert main(["sql", "--no-sync", "--vault", str(tiny_vault), query]) == 4
+    err = capsys.readouterr().err
+    assert "is damaged: documents.body of knowledge/long-notes holds text that is not UTF-8" in err, err
+    assert "Hint: dreamdb sync --check rebuilds it from the vault." in err and "the query made it" not in err
+    assert main(["sql", "--json", "--vault", str(tiny_vault), query]) == 0
+    captured = capsys.readouterr()
+    assert _MIDDLE in json.loads(captured.out)[0]["s"] and "rebuilt from the vault" in captured.err
+    assert main(["sql", "--no-sync", "--vault", str(tiny_vault), "SELECT CAST(X'41FF42' AS TEXT)"]) == 2
+    assert "the query made it: the index's own text was checked and is UTF-8" in capsys.readouterr().err
+

@@ -1277,7 +1277,9 @@ def document_terms(doc) -> tuple[dict[str, list[int]], list[int], bool]:
 
 
 def content_hash(doc) -> str:
-    """sha256 (hex) of a document's indexed text: identity of its content for chunk/embedding reuse."""
+    """sha256 (hex) of a document's indexed text: identity of its content for chunk/embedding reuse. ``sync --check``
+    hashes the stored text the same way to find it damaged (:func:`dreamdb.store.texts.document_text_problems`): a
+    change here is a change there."""
     from hashlib import sha256
 
     h = sha256()
