@@ -1436,6 +1436,14 @@ class Index:
                                    f"{os.path.realpath(folder)}; dreamdb will not touch it.",
                                    hint=f"Remove the link {folder} (dreamdb makes its own folder there), or point it "
                                         "at a folder of dreamdb's own.")
+        if config.is_default_index_path(self.index_path, self.vault) and os.path.islink(self.index_path):
+            # (QA round 150-D F2: told to point DREAMDB_INDEX, never set, elsewhere, "or delete that file", which read
+            # as the file the link leads to, the user's own)
+            target = os.path.realpath(self.index_path)
+            raise IndexUnavailable(f"Not a dreamdb index: {self.index_path} is a link to {target}, which is {what};"
+                                   " dreamdb will not touch it.",
+                                   hint=f"Remove the link {self.index_path} (dreamdb's own path; removing the link"
+                                        f" leaves {target} as it is): dreamdb then makes its own index file there.")
         raise IndexUnavailable(f"Not a dreamdb index: {self.index_path} is {what}; dreamdb will not touch it.",
                                hint=f"Point {self._index_setting} at a new file path (or delete that file yourself"
                                     " if it is a damaged dreamdb index).")

@@ -3621,3 +3621,31 @@ def test_sql_names_the_damaged_column_where_a_stored_text_is_not_utf8(tiny_vault
     assert main(["sql", "--no-sync", "--vault", str(tiny_vault), "SELECT CAST(X'41FF42' AS TEXT)"]) == 2
     assert "the query made it: the index's own text was checked and is UTF-8" in capsys.readouterr().err
 
+
+# ---------------------------------------------------------------- a linked index.db (QA round 150-D F2)
+
+
+def test_a_linked_index_file_at_the_default_path_names_the_link_and_its_target(example_vault, tmp_path, capsys):
+    """QA round 150-D F2: ``.dreamdb/index.db`` a link to a user's file was told to "Point DREAMDB_INDEX at a new file
+    path (or delete that file yourself …)": the user set no DREAMDB_INDEX, and "that file" read as the link's target,
+    the user's own. The message names the link and where it leads; the hint removes the link, never the target."""
+    from dreamdb.entry import main
+
+    precious = tmp_path / "precious.txt"
+    precious.write_text("my own words\n")
+    (example_vault / ".dreamdb").mkdir()
+    link = example_vault / ".dreamdb" / "index.db"
+    link.symlink_to(precious)
+    with pytest.raises(IndexUnavailable) as caught:
+        dreamdb.open(example_vault).recall("release")
+    assert caught.value.message == (f"Not a dreamdb index: {link} is a link to {precious}, which is not a SQLite"
+                                    " database; dreamdb will not touch it.")
+    assert caught.value.hint == (f"Remove the link {link} (dreamdb's own path; removing the link leaves {precious} as"
+                                 " it is): dreamdb then makes its own index file there.")
+    assert main(["sql", "--no-sync", "--vault", str(example_vault), "SELECT 1"]) == 4  # (not "run without --no-sync")
+    err = capsys.readouterr().err
+    assert f"{link} is a link to {precious}" in err and f"Hint: Remove the link {link}" in err, err
+    assert precious.read_text() == "my own words\n" and link.is_symlink()
+    link.unlink()
+    with dreamdb.open(example_vault) as index:
+        assert index.recall("release")

@@ -392,6 +392,20 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
         kind = index_file_kind(index.index_path)
         if kind == "sqlite" and not _has_own_tables(index.index_path):  # (application id 0: an index older than
             kind = "foreign"  # migration 003, or any other database; QA round 116-A F7)
+        default = is_default_index_path(index.index_path, index.vault)
+        if kind in ("foreign", "other") and default:  # (a sync refuses it too: its hint must not send the user there)
+            import os
+
+            link = next((p for p in (index.index_path, index.index_path.parent) if os.path.islink(p)), None)
+            if link is not None:  # (QA round 150-D F2: told to run a sync, which refuses it)
+                what = "another application's SQLite database" if kind == "foreign" else "not a SQLite database"
+                target = os.path.realpath(link)
+                raise IndexUnavailable(
+                    "Not a dreamdb index: " + (f"{link} is a link to {target}, which is {what}" if link == index.index_path
+                                               else f"{index.index_path} is {what}, and its folder is a link to {target}")
+                    + "; dreamdb will not touch it.",
+                    hint=f"Remove the link {link} (dreamdb's own path; removing the link leaves {target} as it is),"
+                         " then run without --no-sync: dreamdb makes its own index there.")
         if kind in ("empty", "foreign", "other"):  # (QA round 115-C F4: "no such table: documents", exit 2)
             raise IndexUnavailable(f"{index.index_path} is " + {
                 "empty": "an empty file: no index has been built there yet",
@@ -399,8 +413,8 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
                 "other": "not a SQLite database (damaged, or another program's file)"}[kind] + ".",
                 hint="Run without --no-sync (or dreamdb sync), which " + {
                     "empty": "builds the index there.", "foreign": "moves that database aside and builds the index.",
-                    "other": "builds the index there anew."}[kind] if kind == "empty" or is_default_index_path(
-                        index.index_path, index.vault) else  # (a path the user chose is never moved aside or replaced)
+                    "other": "builds the index there anew."}[kind] if kind == "empty" or default else
+                # (a path the user chose is never moved aside or replaced)
                 "Point DREAMDB_INDEX at a new file path, or at the index you meant.")
         index.check_index_vault_readonly()
         index.check_synced_readonly()  # (QA round 149-D F1: an index never synced answered a count of 0, exit 0)
