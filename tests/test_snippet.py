@@ -426,3 +426,36 @@ def test_a_short_term_finds_its_word_with_a_suffix_as_the_analyzer_reads_it():
     text = "kışın yolları yolcu kabı kapının"
     assert _short_forms(["kap", "kış", "yol"], text, True, token_pattern(text)) == ["kapının", "kabı", "kışın",
                                                                                       "yolları"]
+
+
+def test_each_short_term_has_its_own_budget_of_words_read():
+    """QA round 150-H F4: :func:`_short_forms` read the words of every short term against one budget of
+    :data:`MAX_SHORT_FORMS` distinct words, the terms in sorted order, so in a note of 80 distinct words ``comXXX``
+    ``com`` spent it and ``run`` never got ``running``: ``recall "run"`` showed the line of ``running``, ``recall
+    "run com"`` the note's first lines. Each term now has its own (shared out past :data:`MAX_SHORT_TERMS` terms)."""
+    import itertools
+
+    from dreamdb.analyzer import token_pattern
+    from dreamdb.ranking.snippet import MAX_SHORT_FORMS, _prefilter, _short_forms
+
+    words = ["com" + "".join(p) for p in itertools.islice(itertools.product("bdfghjklmnpqrtvwxz", repeat=3), 80)]
+    assert len(set(words)) == 80 > MAX_SHORT_FORMS
+    body = ("Intro line about nothing in particular.\n\n" + "".join(f"Line {i} mentions {w} widget.\n"
+                                                                    for i, w in enumerate(words))
+            + "\nThe pump was running hot yesterday.\n")
+    assert best_snippet(body, {"run": 1.0}, turkish=False) == \
+        f"Line 79 mentions {words[-1]} widget.\nThe pump was running hot yesterday."
+    assert best_snippet(body, {"com": 1.0, "run": 1.0}, turkish=False) == \
+        f"Line 79 mentions {words[-1]} widget.\nThe pump was running hot yesterday."
+    folded = body.lower()
+    assert [m.group() for m in _prefilter({"com", "run"}, folded).finditer(folded)
+            if m.group().startswith("run")] == ["running"]
+    assert _short_forms(["com", "run"], folded, False, token_pattern(folded)) == ["running"]
+    # past MAX_SHORT_TERMS short terms each gets its share (at least one word), and still reads its own
+    from dreamdb.ranking.snippet import MAX_SHORT_TERMS
+
+    many = sorted({"com", "run", "set", "map", "top", "bus", "cap", "dig"})
+    assert len(many) == 2 * MAX_SHORT_TERMS
+    text = " ".join(words + ["setting", "mapping", "topped", "buses", "capping", "digging", "running"])
+    assert _short_forms(many, text, False, token_pattern(text)) == [
+        "capping", "digging", "mapping", "running", "setting", "topped"]

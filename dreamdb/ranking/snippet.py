@@ -32,7 +32,14 @@ is a candidate for that term (the term as the whole word, or its plural, still i
 most 1,561 (``com`` in its changelog of 820 KB), ``run`` 237."""
 
 MAX_SHORT_FORMS = 64
-"""How many distinct such words :func:`_short_forms` analyses in one body, at most (each analysed once)."""
+"""How many distinct such words :func:`_short_forms` analyses in one body for each such term, at most (each word
+analysed once)."""
+
+MAX_SHORT_TERMS = 4
+"""How many query terms of ≤ 3 letters get the whole of :data:`MAX_SHORT_WORDS` and :data:`MAX_SHORT_FORMS` each:
+with more, each gets ``MAX_SHORT_TERMS / n`` of both (at least 1), so a query's cost stays that of 4 such terms.
+Each term has its own budget (QA round 150-H F4: one budget shared by all, ``com`` spent it on the 80 distinct
+``comXXX`` words of a note, and ``run`` of ``recall "run com"`` never got ``running``)."""
 
 MAX_LINE_CHARS = 240
 """Each snippet line is cut to this many characters (a 1 MB single line stays readable)."""
@@ -246,32 +253,39 @@ _SOFTENED = {"p": "b", "ç": "c", "t": "d", "k": "ğ"}
 def _short_forms(short: list[str], folded: str, turkish: bool, word: re.Pattern) -> list[str]:
     """The distinct longer words of ``folded`` that start with one of the ``short`` terms (≤ 3 letters; in Turkish
     text also with its last consonant softened: ``kab`` for ``kap``) and analyze to one of them
-    (:func:`_matched_term`: ``running`` → ``run``, ``yolları`` → ``yol``; not ``common`` for ``com``), in the
-    order met: of the first :data:`MAX_SHORT_WORDS` words starting with each, at most :data:`MAX_SHORT_FORMS`
-    distinct words analysed, each once. ``word``: the pattern of a word (:func:`dreamdb.analyzer.token_pattern`).
+    (:func:`_matched_term`: ``running`` → ``run``, ``yolları`` → ``yol``; not ``common`` for ``com``), term by term
+    in the order given, each term's in the order met. Each term has its own budget: of the first
+    :data:`MAX_SHORT_WORDS` words starting with it (with each of its spellings), at most :data:`MAX_SHORT_FORMS`
+    distinct words not read before analysed, each once (both shared out when there are more than
+    :data:`MAX_SHORT_TERMS` terms). ``word``: the pattern of a word (:func:`dreamdb.analyzer.token_pattern`).
 
     Such a word is found at a word's start only (no letter or digit before it: ``recommit`` is not read for
     ``com``), with the term's letters searched for by the regex engine, in C."""
-    heads = list(dict.fromkeys(h for t in short for h in (
-        t, *((t[:-1] + _SOFTENED[t[-1]],) if turkish and len(t) > 1 and t[-1] in _SOFTENED else ()))))
     wanted = set(short)
+    n = max(len(wanted), MAX_SHORT_TERMS)
+    words_each = max(1, MAX_SHORT_WORDS * MAX_SHORT_TERMS // n)
+    forms_each = max(1, MAX_SHORT_FORMS * MAX_SHORT_TERMS // n)
     seen: set[str] = set()
     forms: list[str] = []
-    for head in heads:
-        # (looked behind past the prefix, so that the engine still scans for its letters: ≈ 4× faster; the word read
-        # to its end by its own pattern, not compiled into this one: a pattern of every combining mark's takes
-        # ≈ 3 ms to compile)
-        found = re.compile(re.escape(head) + r"(?<![^\W_]" + "." * len(head) + r")[^\W_]").finditer(folded)
-        for m in islice(found, MAX_SHORT_WORDS):
-            w = word.match(folded, m.start()).group()
-            if w in seen:
-                continue
-            if len(seen) == MAX_SHORT_FORMS:
-                return forms
-            seen.add(w)
-            # (not a plural the term's own alternative reads: cats, boxes)
-            if w[len(head):] not in ("s", "es") and _matched_term(w, wanted, turkish) is not None:
-                forms.append(w)
+    for t in dict.fromkeys(short):
+        budget = forms_each
+        heads = (t, *((t[:-1] + _SOFTENED[t[-1]],) if turkish and len(t) > 1 and t[-1] in _SOFTENED else ()))
+        for head in heads:
+            # (looked behind past the prefix, so that the engine still scans for its letters: ≈ 4× faster; the word
+            # read to its end by its own pattern, not compiled into this one: a pattern of every combining mark's
+            # takes ≈ 3 ms to compile)
+            found = re.compile(re.escape(head) + r"(?<![^\W_]" + "." * len(head) + r")[^\W_]").finditer(folded)
+            for m in islice(found, words_each):
+                w = word.match(folded, m.start()).group()
+                if w in seen:
+                    continue
+                if not budget:
+                    break
+                budget -= 1
+                seen.add(w)
+                # (not a plural the term's own alternative reads: cats, boxes)
+                if w[len(head):] not in ("s", "es") and _matched_term(w, wanted, turkish) is not None:
+                    forms.append(w)
     return forms
 
 
