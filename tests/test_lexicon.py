@@ -1243,6 +1243,36 @@ def test_a_capital_i_opening_a_turkish_query_is_read_as_dotless_where_kenet_list
             assert plan_query(query, vocabulary=vocab, lexicon=lexicon).terms == terms, query
 
 
+def test_an_inflected_word_opening_a_turkish_query_is_read_as_kenet_lists_its_root(tiny_vault, kenet_lexicon):
+    """QA round 150-H F3, with KeNet: a word capitalised where the query opens was the query's own (no name) only where
+    KeNet listed it as written, so one with a suffix, ``Işığı`` (ışık, light), ``Ekranı`` (ekran, screen), was a name,
+    and ``Işığı kapat``, whose other word has no Turkish letter, was neither read as Turkish nor translated: it found
+    nothing, while ``ışığı kapat`` found the note on the light. Its root no shorter than its analysis is looked up, as
+    a translation reads it; a name is still one: ``Işıl`` (KeNet lacks it), ``Şükrü`` and ``Gülşen`` (no vowel
+    restored: *şükür*, *gülüş* are other words)."""
+    for rel, text in ENGLISH_NOTES.items():
+        write_doc(tiny_vault, rel, text)
+    write_doc(tiny_vault, "knowledge/desk-lamp.md", "---\ntitle: Desk lamp\n---\nThe desk light stays on all night; "
+                                                    "switch it off before you leave.\n")
+    write_doc(tiny_vault, "knowledge/monitor.md", "---\ntitle: Second monitor\n---\nThe screen goes dark after ten "
+                                                  "minutes idle.\n")
+    lexicon = Lexicon(kenet_lexicon)
+    with dreamdb.open(tiny_vault, lexicon=lexicon) as ix:
+        ix.sync()
+        vocab = ix._vocabulary()
+        for query, resolved, slug in (("Işığı kapat", {"ışığı": "light"}, "desk-lamp"),
+                                      ("ışığı kapat", {"ışık": "light"}, "desk-lamp"),
+                                      ("Işıkları kapat", {"ışıkları": "light"}, "desk-lamp"),
+                                      ("Ekranı kapat", {"ekranı": "screen"}, "monitor"),
+                                      ("ekranı kapat", {"ekra": "screen"}, "monitor")):
+            assert plan_query(query, vocabulary=vocab, lexicon=lexicon).resolved == resolved, query
+            assert [h.slug for h in ix.recall(query, top=2)] == [slug], query
+        for query in ("Işıl kapat", "Şükrü kapat", "Gülşen kapat"):
+            plan = plan_query(query, vocabulary=vocab, lexicon=lexicon)
+            assert plan.resolved == {} and plan.terms == [query.split()[0].lower().replace("i", "ı", query[0] == "I"),
+                                                          "kapat"], query
+
+
 def test_a_lexicon_built_by_another_analyzer_version_is_analysed_when_looked_up(small_lexicon, tmp_path):
     """The analysed terms stored at build time are used only by the analyzer that made them."""
     import shutil
