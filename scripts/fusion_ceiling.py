@@ -3,7 +3,8 @@
 query, fused by the adaptive rule and by its alternatives, scored with the same metric.
 
 Each query is recalled once in hybrid mode through the index the evaluation suite built (so its
-vectors must exist: run ``python -m eval --set scifact --modes hybrid`` first); the inputs the fusion
+vectors must exist: run ``python -m eval --set scifact --modes hybrid`` first; an index any chunk of
+which has no vector is refused, exit 1, naming the command that embeds them); the inputs the fusion
 received (BM25's candidates and rankScores, the dense candidates and cosines, the top raw score, the
 coverage) are recorded, then fused again offline by each variant. No constant is tuned here: the
 variants are the SPEC's rule, the rule with one of its two branches only, plain RRF, and the
@@ -33,8 +34,16 @@ from dreamdb import hybrid as H  # noqa: E402
 from dreamdb.evaluation import beir  # noqa: E402
 
 
+#: The notes of a hybrid recall whose dense channel ranked only some documents (the others' chunks have no vector).
+PARTIAL_NOTES = ("dense results are partial", "dense results cover only")
+
+
 def _record(ix, queries, now) -> list[tuple[str, dict | None]]:
-    """``[(query id, fusion inputs or None)]``: what :func:`dreamdb.fusion.adaptive_fusion` received."""
+    """``[(query id, fusion inputs or None)]``: what :func:`dreamdb.fusion.adaptive_fusion` received.
+
+    Raises:
+        SystemExit: (with the reason) a recall fell back from hybrid, or its dense channel was partial (a note of
+            :data:`PARTIAL_NOTES`: chunks without a vector)."""
     seen: list[dict] = []
     original = H.fusion.adaptive_fusion
 
@@ -50,8 +59,13 @@ def _record(ix, queries, now) -> list[tuple[str, dict | None]]:
         for qid, text in queries:
             seen.clear()
             hits = ix.recall(text, top=10, mode="hybrid", now=now, exclude_types="bookmark")
+            notes = ix.take_notes()
             if hits and hits[0].mode != "hybrid":
-                raise SystemExit(f"hybrid fell back to {hits[0].mode}: {'; '.join(ix.take_notes())}")
+                raise SystemExit(f"hybrid fell back to {hits[0].mode}: {'; '.join(notes)}")
+            partial = [n for n in notes if n.startswith(PARTIAL_NOTES)]
+            if partial:  # (texts left unembedded since the check in main: the dense channel covers only some
+                # documents, and every variant's figure would be of those; QA round 150-G F1)
+                raise SystemExit(f"fusion_ceiling: query {qid}: {partial[0]}")
             out.append((qid, seen[0] if seen else None))
         return out
     finally:
@@ -84,6 +98,27 @@ def _variants():
             return spec(r)
         out.append((f"SPEC rule, relative λ {lam}", decisive_with))
     return out
+
+
+def _dense_incomplete(ix, folder: Path, rebuild: str) -> str | None:
+    """Why the dense channel of the evaluation index ``ix`` (in ``folder``; ``rebuild``: the eval command's hint) cannot
+    be measured, or ``None``: no embedding model, or chunks without a vector (counted as the evaluation suite counts
+    them for ``--max-embed``: :func:`dreamdb.evaluation.suite.chunks_waiting`, which chunks the documents not chunked
+    yet). A recall embeds at most a few dozen waiting chunks and ranks without the rest (its note "dense results are
+    partial"): every variant was scored on a dense channel that covered 40 of 110 documents, "dense alone" with it,
+    exit 0 (QA round 150-G F1)."""
+    from dreamdb.evaluation import suite
+
+    emb = ix.embedder()
+    if emb is None:
+        return f"the dense channel cannot be measured: {ix.model_problem or 'no embedding model'}"
+    waiting = suite.chunks_waiting(ix, emb.model_id)
+    if waiting:
+        return (f"the dense channel of the evaluation index at {folder} is incomplete: {waiting} chunk"
+                f"{'s' if waiting != 1 else ''} would need embedding first; embed "
+                f"{'them' if waiting != 1 else 'it'} with `{suite.embed_refresh_command(ix.index_path, ix.vault)}`"
+                f" or {rebuild}")
+    return None
 
 
 def _manifest(folder: Path) -> tuple[dict, str | None]:
@@ -143,6 +178,10 @@ def main(argv=None) -> int:
         if not rows or not slug_to_id:  # (an empty index file: every query scored 0, exit 0)
             print(f"fusion_ceiling: the evaluation index at {folder} is damaged (it holds no document): {rebuild}",
                   file=sys.stderr)
+            return 1
+        why = _dense_incomplete(ix, folder, rebuild)
+        if why is not None:
+            print(f"fusion_ceiling: {why}", file=sys.stderr)
             return 1
         recorded = _record(ix, coll.judged_queries(), None)
     except DreamdbError as exc:

@@ -322,6 +322,75 @@ def test_fusion_ceiling_says_a_partial_or_foreign_cache_is_damaged(tmp_path):
         assert p.stderr == f"fusion_ceiling: the evaluation index at {folder} is damaged ({why}): {rebuild}\n", p.stderr
 
 
+def _scifact_folder(root: Path, n_docs: int) -> Path:
+    """A SciFact-shaped data folder under ``root`` with ``n_docs`` short abstracts and two judged claims."""
+    words = ("apple", "river", "mountain", "cloud", "engine", "harbor", "orchid", "glacier", "falcon", "canyon")
+    scifact = root / "eval-data" / "scifact"
+    scifact.mkdir(parents=True, exist_ok=True)
+    (scifact / "corpus.jsonl").write_text("".join(
+        json.dumps({"id": str(i), "title": f"note {words[i % 10]} {i}",
+                    "text": " ".join(words[(i + k) % 10] for k in (3, 5, 7))}) + "\n" for i in range(n_docs)))
+    (scifact / "queries.jsonl").write_text('{"id": "q0", "text": "note about apple"}\n'
+                                           '{"id": "q1", "text": "note about river"}\n')
+    (scifact / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\nq0\t0\t1\nq1\t1\t1\n")
+    return root
+
+
+@pytest.mark.model
+def test_fusion_ceiling_refuses_an_index_whose_dense_channel_is_partial(tmp_path, model_dir):
+    """QA round 150-G F1: documents added to the collection after its index was embedded (a later ``--modes bm25``
+    run syncs them, embeds nothing) left 70 chunks without a vector; the script's recalls embed none above 64 waiting
+    and rank the dense channel over the 3 documents embedded before, so it printed every variant, "dense alone"
+    included, exit 0. It now counts them as the suite counts them for --max-embed and refuses, naming the command
+    that embeds them; once embedded, it measures."""
+    env = {**os.environ, "DREAMDB_MODEL_DIR": str(model_dir)}
+    data, cache = _scifact_folder(tmp_path / "data", 3), tmp_path / "cache"
+    evaluate = ("-m", "eval", "--data", data, "--set", "scifact", "--no-baseline", "--cache", cache)
+    p = run(*evaluate, "--modes", "bm25,hybrid", env=env, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    _scifact_folder(data, 73)
+    p = run(*evaluate, "--modes", "bm25", env=env, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    folder = cache / "scifact" / "corpus"
+    index, vault = folder / "index.db", folder / "_dream_context"
+    p = run(SCRIPTS / "fusion_ceiling.py", "--data", data, "--cache", cache, env=env, timeout=300)
+    assert p.returncode == 1 and p.stdout == "", (p.stdout, p.stderr)
+    assert p.stderr == (f"fusion_ceiling: the dense channel of the evaluation index at {folder} is incomplete: 70 chunks"
+                        f" would need embedding first; embed them with `DREAMDB_INDEX={index} dreamdb embed refresh"
+                        f" --vault {vault}` or rerun python -m eval --set scifact --modes hybrid --cache {cache}\n")
+    p = run("-m", "dreamdb", "embed", "refresh", "--vault", vault, env={**env, "DREAMDB_INDEX": str(index)}, timeout=300)
+    assert p.returncode == 0 and p.stdout.startswith("70 embedded"), (p.stdout, p.stderr)
+    p = run(SCRIPTS / "fusion_ceiling.py", "--data", data, "--cache", cache, "--json", env=env, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["queries"] == 2
+
+
+def test_fusion_ceiling_stops_at_a_partial_dense_channel(monkeypatch):
+    """QA round 150-G F1: a recall whose dense channel was partial (its note "dense results are partial": chunks left
+    without a vector, e.g. added after the check) was recorded as any other; the script now stops there."""
+    monkeypatch.syspath_prepend(str(SCRIPTS))
+    import fusion_ceiling
+
+    class Hit:
+        mode = "hybrid"
+
+    class FakeIndex:
+        def __init__(self, notes):
+            self.notes = notes
+
+        def recall(self, text, **kw):
+            return [Hit()]
+
+        def take_notes(self):
+            return self.notes
+
+    partial = ("dense results are partial: 70 texts still wait for embedding; run `dreamdb embed refresh`")
+    with pytest.raises(SystemExit) as stop:
+        fusion_ceiling._record(FakeIndex([partial]), [("q0", "apple")], None)
+    assert stop.value.code == f"fusion_ceiling: query q0: {partial}"
+    assert fusion_ceiling._record(FakeIndex(["some other note"]), [("q0", "apple")], None) == [("q0", None)]
+
+
 def test_a_workdir_copy_is_reused_only_for_its_own_source_and_mode(tmp_path, capsys):
     """QA round 103-A F1: ``bench_embed_index.py --workdir DIR`` reused DIR's copy whatever it was a copy of, and
     printed the --quick subset's figures (40 documents) as the whole real vault's, then as the examples vault's; and

@@ -501,6 +501,22 @@ def embed_refresh_command(index_path: Path, vault: Path) -> str:
     return f"DREAMDB_INDEX={shlex.quote(str(index_path))} dreamdb embed refresh --vault {shlex.quote(str(vault))}"
 
 
+def chunks_waiting(ix, model_id: str) -> int:
+    """How many chunks of the index ``ix`` have no vector of the model ``model_id`` yet (≥ 0; 0: the dense channel
+    covers every document), its documents not yet chunked chunked first (cheap, written to the index; without that a
+    document waiting would count as one, whatever its chunks). A dense ranking of an index with chunks waiting covers
+    only the documents embedded before; :meth:`dreamdb.Index.recall` embeds at most a few dozen of them lazily, so
+    the suite (``--max-embed``) and ``scripts/fusion_ceiling.py`` (QA round 150-G F1) measure none of it.
+
+    Raises:
+        DriverError: the index has no vector tables.
+        sqlite3.DatabaseError: SQLite's own, e.g. another process held the index locked past its busy timeout."""
+    from dreamdb.embeddings.store import chunk_pending_documents, pending
+
+    chunk_pending_documents(ix.conn)
+    return pending(ix.conn, model_id)
+
+
 def _adopt_kept_index(index_path: Path, vault: Path) -> str | None:
     """Make the kept index of a cache that was copied or moved serve the copy's vault (the evaluation's own file,
     its embeddings hours of work): an index records the vault it mirrors, and one recording another vault that still
@@ -591,10 +607,7 @@ def _run_index(plan: SetPlan, spec: IndexSpec, cache: Path, out: dict, *, modes,
         try:
             emb_model = ix.embedder()
             if emb_model is not None and max_embed is not None:
-                from dreamdb.embeddings.store import chunk_pending_documents, pending
-
-                chunk_pending_documents(ix.conn)  # cheap; makes the count below a count of chunks
-                waiting = pending(ix.conn, emb_model.model_id)
+                waiting = chunks_waiting(ix, emb_model.model_id)
                 if waiting > max_embed:
                     skip_dense = (f"{waiting} chunks would need embedding first (over --max-embed {max_embed});"
                                   f" embed them with `{embed_refresh_command(ix.index_path, vb.vault)}`"
