@@ -38,15 +38,37 @@ def test_exact_enumeration_matches_the_written_out_test():
 
 
 def test_monte_carlo_estimate_is_close_to_the_exact_value():
-    # n = 18 > EXACT_MAX_N: sampled; compared with all 262,144 assignments.
+    # 22 non-zero differences > EXACT_MAX_N: sampled; compared with all 4,194,304 assignments.
     rng = np.random.default_rng(11)
-    d = rng.normal(0.04, 0.3, 18)
-    masks = np.arange(2 ** 18)[:, None] >> np.arange(18) & 1
-    exact = float(np.mean(np.abs((1 - 2 * masks) @ d) / 18 >= abs(d.mean()) - 1e-12))
+    d = rng.normal(0.04, 0.3, 22)
+    assert len(d) > SIG.EXACT_MAX_N
+    sums = np.zeros(1)
+    for x in d:
+        sums = np.concatenate((sums + x, sums - x))
+    exact = float(np.mean(np.abs(sums) / 22 >= abs(d.mean()) - 1e-12))
     estimate = SIG.randomization_p(d)
     assert 0.05 < exact < 0.95  # a case where the estimate has something to get right
     assert estimate == pytest.approx(exact, abs=0.02)
     assert SIG.randomization_p(d) == estimate  # seeded: the same figure every time
+
+
+def test_the_exact_test_counts_only_the_queries_that_differ():
+    """QA round 150-G F2: exact enumeration was chosen by the number of queries (≤ 16), so 16 wins and 2 losses
+    among 60 gold queries (42 ties, which no sign flip changes) were sampled: 0.0008 for dreamdb's BM25 against
+    bm25s in RESULTS.md's run, printed "p < 0.001", where the exact p is 344 / 2^18 = 0.00131, the sign test's
+    binomial 2 · (C(18,0) + C(18,1) + C(18,2)) / 2^18. The choice is now by the non-zero differences, which alone
+    are enumerated."""
+    d = [100.0] * 16 + [-100.0] * 2 + [0.0] * 42  # recall@1 ×100, as the report compares the gold set
+    exact = 2 * (1 + 18 + 153) / 2 ** 18
+    assert SIG.randomization_p(d) == exact == pytest.approx(0.0013123, abs=1e-7)
+    assert SIG.sign_test(d) == (2, 16, pytest.approx(exact))
+    assert SIG.randomization_p(list(np.random.default_rng(2).permutation(d))) == exact  # (where the ties are)
+    assert suite._fmt_p(SIG.randomization_p(d)) == "0.001"
+    # the written-out test over all n, ties included, for a few (2^14 assignments)
+    small = [0.5, 0.0, -0.25, 0.0, 0.0, 0.75, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.1]
+    assert SIG.randomization_p(small) == pytest.approx(_exact_by_hand(small), abs=1e-12)
+    # 20 non-zero differences are still exact: 1 of 2^20 assignments and its mirror reach all 20 wins
+    assert SIG.randomization_p([1.0] * 20 + [0.0] * 280) == 2 / 2 ** 20
 
 
 def test_clear_difference_gets_the_smallest_estimable_p():
