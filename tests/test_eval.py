@@ -427,6 +427,37 @@ def test_unwritable_report_or_cache_paths_are_refused_before_the_run(tmp_path):
         assert r.returncode == 2 and said in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)
 
 
+def test_a_cache_folder_or_last_run_with_no_write_bit_is_refused_before_the_run_even_for_root(tmp_path):
+    """QA round 150-G F3: as root, ``--cache`` a ``chmod 555`` folder was written into (exit 0), and a 444
+    ``last-run.json`` was refused only after the whole run (exit 74), where dreamdb's vault writes take a folder or
+    file with no write bit as read-only even for root (commit 9d0b88a). Each is refused before any work, exit 2; as
+    another user the access check refused them before, without the reason."""
+    ro, above, cache = tmp_path / "ro", tmp_path / "above", tmp_path / "cache"
+    for folder in (ro, above, cache):
+        folder.mkdir()
+    (cache / "last-run.json").write_text("{}")
+    locked = (ro, above, cache / "last-run.json")
+    for path in locked:
+        path.chmod(0o444 if path.is_file() else 0o555)
+    mode = "(mode {}: no write permission)"
+    try:
+        for args, said, hint in (
+                (["--cache", ro], f"Cannot write in the cache folder {ro}: it is read-only {mode.format(555)}",
+                 "Give --cache a folder you can write."),
+                (["--cache", above / "sub" / "c"], f"Cannot make the cache folder {above / 'sub' / 'c'}: the folder"
+                 f" {above} it would be made in is read-only {mode.format(555)}", "Give --cache a folder you can write."),
+                (["--cache", cache], f"Cannot write {cache / 'last-run.json'}: it is read-only {mode.format(444)}",
+                 "Fix its permissions, or give --cache another folder.")):
+            # (no data at all: had the run started, it would have stopped on that first, exit 7)
+            r = subprocess.run([sys.executable, "-m", "dreamdb", "eval", "--data", str(tmp_path / "absent"),
+                                *map(str, args)], capture_output=True, text=True, timeout=120)
+            assert (r.returncode, r.stderr) == (2, f"Error: {said}\nHint: {hint}\n"), args
+        assert not any(ro.iterdir()) and not any(above.iterdir()) and (cache / "last-run.json").read_text() == "{}"
+    finally:
+        for path in locked:
+            path.chmod(0o644 if path.is_file() else 0o755)
+
+
 def test_a_report_path_under_a_file_or_a_link_into_a_missing_folder_is_refused_before_the_run(tmp_path):
     """QA round 144-A F4: ``--results-file et/del.md/x.md``, ``et/del.md`` a file, was said to be in a folder that
     does not exist ("Create it first"); a link to a file in a missing folder, or under a file, passed the check on the

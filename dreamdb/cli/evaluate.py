@@ -174,7 +174,8 @@ def _check_writable(cache: Path, target: Path | None, data: Path | None = None) 
     report whose folder, where its links lead, does not exist, is a file, or cannot be written, one whose path leads
     through a loop of symbolic links, and one that is no file or is this command's own output
     (:func:`_refuse_a_descriptor`): before a run of minutes, not after it (QA round 68 L6, L11; 143-H F3; 144-A F4;
-    144-I F3).
+    144-I F3). A cache folder (or the folder a missing one would be made in) or ``last-run.json`` with no write
+    permission bit is refused even for root (:func:`_no_write_bit`; QA round 150-G F3).
 
     Raises:
         UsageError: as above (exit code 2).
@@ -197,8 +198,18 @@ def _check_writable(cache: Path, target: Path | None, data: Path | None = None) 
         if path is not None and path.is_dir():
             raise UsageError(f"Cannot write {path}: it is a folder", hint=f"Move it away, or give {option} another path.")
     last = cache / "last-run.json"
+    if last.exists() and _no_write_bit(last):  # (as root too, as the write after the run refuses it: exit 74 then)
+        raise UsageError(f"Cannot write {last}: it is read-only ({_no_write_bit(last)})",
+                         hint="Fix its permissions, or give --cache another folder.")
     if last.exists() and not os.access(last, os.W_OK):  # (QA round 86-C M6: found after the whole run)
         raise UsageError(f"Cannot write {last}: permission denied", hint="Fix its permissions, or give --cache another folder.")
+    # (a folder with no write bit is read-only even for root, as for dreamdb's vault writes: QA round 150-G F3, a 555
+    # --cache was written into, exit 0; the folder a missing one would be made in, likewise)
+    nearest = next((p for p in (cache, *cache.parents) if p.is_dir()), None)
+    if nearest is not None and _no_write_bit(nearest):
+        raise UsageError(f"Cannot write in the cache folder {cache}: it is read-only ({_no_write_bit(cache)})"
+                         if nearest == cache else f"Cannot make the cache folder {cache}: the folder {nearest} it would"
+                         f" be made in is read-only ({_no_write_bit(nearest)})", hint="Give --cache a folder you can write.")
     try:
         cache.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -235,6 +246,17 @@ def _check_writable(cache: Path, target: Path | None, data: Path | None = None) 
         if not os.access(folder, os.W_OK | os.X_OK) or (target.exists() and not os.access(target, os.W_OK)):
             raise UsageError(f"Cannot write the report {target}: permission denied",
                              hint="Give --results-file a path you can write.")
+
+
+def _no_write_bit(path: Path) -> str | None:
+    """``"mode 555: no write permission"`` when ``path`` (through links) has no write permission bit at all, which
+    dreamdb takes as read-only even for root (:func:`dreamdb.config.is_writable`, the vault writes' folder check),
+    else ``None`` (also when it cannot be looked at: the other checks, or the write, say why)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    return None if mode & 0o222 else f"mode {mode & 0o7777:o}: no write permission"
 
 
 def _refuse_a_descriptor(target: Path) -> None:
