@@ -18,7 +18,9 @@ On the real dreamcontext vault (a writable copy in ``eval/.cache/bench/``):
 * ``dreamdb recall`` and the prompt hook as processes (wall time incl. Python
   start-up, median of ≥ 10; compiled bytecode cached, as from an installed
   wheel, see :func:`cli_env`; the console script beside the interpreter running this tree's dreamdb,
-  :func:`dreamdb_command`), beside ``python -c pass`` (the start-up floor);
+  :func:`dreamdb_command`), beside ``python -c pass`` (the start-up floor); each
+  run must exit 0, the recall print a hit and the hook its block, else the
+  benchmark ends (exit 1) naming the process and what it printed or said;
 * bm25s over the same documents: build time and index size.
 
 On a generated vault (``scripts/gen_vault.py``; 100k notes, or 2k with
@@ -254,15 +256,49 @@ def processes_note() -> str:
     return f"processes: {' '.join(dreamdb_command())} with PYTHONPATH={ROOT} (this tree's dreamdb), bytecode cached"
 
 
-def wall(cmd: list[str], runs: int, env=None, stdin: bytes | None = None) -> float:
-    """Median wall time (ms) of running ``cmd`` ``runs`` times (one warm-up run first), ``stdin`` fed to each."""
-    subprocess.run(cmd, capture_output=True, env=env, check=False, input=stdin)
+def wall(cmd: list[str], runs: int, env=None, stdin: bytes | None = None, *, what: str,
+         printed: str | None = None) -> float:
+    """Median wall time (ms) of running ``cmd`` ``runs`` times (one warm-up run first), ``stdin`` fed to each.
+
+    Every run, the warm-up too, must exit 0 and, with ``printed``, print on standard output what begins with it (a
+    recall's first hit ``"1. "``, the hook's ``"— Memory recall"`` block): a process that failed, or answered
+    otherwise (no hit, the hook silent), was timed and reported as the figure of one that answered (QA round 150-G
+    F5), as ``bench_ops.py`` counts its hooks that printed nothing.
+
+    Raises:
+        SystemExit: a run that did not (:func:`_check_run`), naming the process as ``what`` and what it said.
+    """
+    _check_run(subprocess.run(cmd, capture_output=True, env=env, check=False, input=stdin), what, printed)
     ts = []
     for _ in range(runs):
         t0 = time.perf_counter()
-        subprocess.run(cmd, capture_output=True, env=env, check=False, input=stdin)
+        p = subprocess.run(cmd, capture_output=True, env=env, check=False, input=stdin)
         ts.append((time.perf_counter() - t0) * 1000)
+        _check_run(p, what, printed)
     return med(ts)
+
+
+def _check_run(p: subprocess.CompletedProcess, what: str, printed: str | None) -> None:
+    """Raise ``SystemExit("bench_recall: the <what> timing process …")`` when the process ``p`` (its output captured
+    as bytes) exited other than 0, or, with ``printed``, its standard output does not begin with ``printed``: with its
+    exit code, what it printed first, and the end of its standard error."""
+    err = p.stderr.decode("utf-8", "replace") if p.stderr else ""
+    if p.returncode != 0:
+        raise SystemExit(f"bench_recall: the {what} timing process failed (exit {p.returncode}): {_said(err)}")
+    out = p.stdout.decode("utf-8", "replace") if p.stdout else ""
+    if printed is not None and not out.startswith(printed):
+        first = out.strip().splitlines()[0][:200] if out.strip() else ""
+        raise SystemExit(f"bench_recall: the {what} timing process printed {repr(first) if first else 'nothing'},"
+                         f" not {printed!r}…, so its time is not one of what it measures"
+                         + (f"; it said: {_said(err)}" if err.strip() else ""))
+
+
+def _said(stderr: str) -> str:
+    """What a failed process said, in one line: from a traceback's last entry (the exception, and what follows it, its
+    hint), else its standard error's last line, or ``(nothing on stderr)``."""
+    lines = stderr.strip().splitlines() or ["(nothing on stderr)"]
+    last = max((i for i, line in enumerate(lines) if re.match(r"[A-Za-z_][\w.]*: ", line)), default=len(lines) - 1)
+    return " ".join(lines[last:])
 
 
 def real_vault(data: Path) -> Path:
@@ -328,12 +364,14 @@ def time_cli(vault: Path, idx: Path, query: str, cli_runs: int, *, now: str | No
     env = {**cli_env(), "DREAMDB_INDEX": str(idx)}
     cli = dreamdb_command()
     out = {"cli_recall_ms": wall(cli + ["recall", "--vault", str(vault), *(["--now", now] if now else []), query],
-                                 cli_runs, env)}
+                                 cli_runs, env, what=f"dreamdb recall {query!r}", printed="1. ")}
     if hook:
         payload = json.dumps({"prompt": query, "session_id": "bench", "cwd": str(vault.parent)}).encode()
-        out["hook_ms"] = wall(cli + ["hook", "user-prompt-submit"], cli_runs, env, stdin=payload)
-    out["python_pass_ms"] = wall([sys.executable, "-c", "pass"], cli_runs, cli_env())
-    out["python_import_dreamdb_cli_ms"] = wall([sys.executable, "-c", "import dreamdb.cli"], cli_runs, cli_env())
+        out["hook_ms"] = wall(cli + ["hook", "user-prompt-submit"], cli_runs, env, stdin=payload,
+                              what=f"prompt hook ({query!r})", printed="— Memory recall")
+    out["python_pass_ms"] = wall([sys.executable, "-c", "pass"], cli_runs, cli_env(), what="python -c pass")
+    out["python_import_dreamdb_cli_ms"] = wall([sys.executable, "-c", "import dreamdb.cli"], cli_runs, cli_env(),
+                                               what="import dreamdb.cli")
     return out
 
 
@@ -408,10 +446,7 @@ def _warm_process(vault: Path, idx: Path, what: str) -> str:
     p = subprocess.run([sys.executable, "-c", _WARM_SCRIPT, str(vault), str(idx), what], capture_output=True, text=True,
                        env=cli_env())
     if p.returncode != 0:
-        lines = p.stderr.strip().splitlines() or ["(nothing on stderr)"]
-        last = max((i for i, line in enumerate(lines) if re.match(r"[A-Za-z_][\w.]*: ", line)), default=len(lines) - 1)
-        said = " ".join(lines[last:])  # (a traceback's last entry: the exception, and what follows it, its hint)
-        raise SystemExit(f"bench_recall: the {what} timing process failed (exit {p.returncode}): {said}")
+        raise SystemExit(f"bench_recall: the {what} timing process failed (exit {p.returncode}): {_said(p.stderr)}")
     return p.stdout
 
 

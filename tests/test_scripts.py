@@ -523,6 +523,42 @@ def test_two_bench_recall_runs_take_turns_and_a_failed_timing_process_is_said(tm
         bench_recall._warm_process(tmp_path / "no-vault", tmp_path / "index.db", "warm")
 
 
+def test_bench_recall_times_only_processes_that_answered(tmp_path, monkeypatch):
+    """QA round 150-G F5: bench_recall's wall() ran its processes with check=False and read nothing they printed: a
+    `dreamdb recall` that failed or found nothing, or a prompt hook that printed no block, was reported as the
+    figure of one that answered. Each run (the warm-up too) must now exit 0 and print what it should, else the
+    benchmark ends saying which process and what it printed or said."""
+    monkeypatch.syspath_prepend(str(SCRIPTS))
+    import bench_recall
+
+    monkeypatch.setattr(bench_recall, "CACHE", bench_recall.CACHE)  # (put back after the test)
+    bench_recall.set_workdir(tmp_path / "work")
+    vault = tmp_path / "project" / "_dream_context"
+    shutil.copytree(ROOT / "examples" / "_dream_context", vault)
+    idx = tmp_path / "index.db"
+    out = bench_recall.time_cli(vault, idx, "sleep consolidation", 1, hook=True)
+    assert out["cli_recall_ms"] > 0 and out["hook_ms"] > 0
+    with pytest.raises(SystemExit) as stop:  # (a query that finds nothing: the recall prints no hit)
+        bench_recall.time_cli(vault, idx, "zqxv wkjq", 1)
+    assert stop.value.code == ("bench_recall: the dreamdb recall 'zqxv wkjq' timing process printed nothing, not '1. '…,"
+                               " so its time is not one of what it measures; it said: No matches.")
+    with pytest.raises(SystemExit) as stop:  # (the vault gone: recall fails)
+        bench_recall.time_cli(tmp_path / "gone" / "_dream_context", idx, "sleep", 1)
+    assert stop.value.code.startswith("bench_recall: the dreamdb recall 'sleep' timing process failed (exit ")
+    py = sys.executable
+    assert bench_recall.wall([py, "-c", "print('1. feature/x')"], 2, what="recall", printed="1. ") > 0
+    assert bench_recall.wall([py, "-c", "pass"], 1, what="python -c pass") > 0
+    for cmd, printed, said in (
+            ("import sys; sys.exit('no vault here')", None, "failed (exit 1): no vault here"),
+            ("raise ValueError('bad')", "1. ", "failed (exit 1): ValueError: bad"),
+            ("import sys; print('No matches.', file=sys.stderr)", "1. ", "printed nothing, not '1. '…, so its time is"
+             " not one of what it measures; it said: No matches."),
+            ("print('2 hits')", "1. ", "printed '2 hits', not '1. '…, so its time is not one of what it measures")):
+        with pytest.raises(SystemExit) as stop:
+            bench_recall.wall([py, "-c", cmd], 1, what="dreamdb recall 'q'", printed=printed)
+        assert stop.value.code == f"bench_recall: the dreamdb recall 'q' timing process {said}"
+
+
 def test_timed_processes_run_this_trees_dreamdb_with_its_bytecode_cached(tmp_path, monkeypatch):
     """QA round 145-G F2: bench_recall timed the console script of the interpreter's environment (an editable install of
     another checkout), bench_ops and bench_embed_index `python -m dreamdb` from whatever folder: the figures were of
