@@ -208,7 +208,11 @@ def in_process_latency(ix, vault: Path, idx: Path, queries: list[str], runs: int
 
 
 def baseline_for(ix):
-    """bm25s over the documents dreamdb stored (or None if bm25s is missing)."""
+    """bm25s over the documents dreamdb stored (or None if bm25s is missing), always with the English stemmer and
+    stopword list (:class:`~dreamdb.evaluation.baseline.Bm25sBaseline`'s defaults), as the evaluation suite gives an
+    English index (:func:`dreamdb.evaluation.suite._index_language`): this benchmark's vaults are English, the real
+    dreamcontext vault (most of its documents, as the suite finds them) and the generated one (``gen_vault.py``'s
+    English-looking words); a vault mostly in Turkish would need the Turkish ones."""
     from dreamdb.evaluation import baseline as BL
 
     if BL.available():

@@ -4,11 +4,15 @@ Settings: ``bm25s.BM25(k1=1.5, b=0.75, method="lucene")``. Lucene's variant
 is the one whose IDF is dreamdb's, ln(1 + (N − df + 0.5)/(df + 0.5)); its
 term-frequency part is the classic BM25 saturation, so on identical tokens
 the two score alike. Tokenization is bm25s's own: lowercase, the regex
-``\\b\\w\\w+\\b``, its English stopword list, and the Snowball English stemmer
-(``snowballstemmer``, passed as bm25s's stemmer; PyStemmer is used instead
-if installed — it is the same Snowball algorithm in C). Documents with a
-zero score are dropped from the results (bm25s pads the top k with them),
-so both systems return only matching documents.
+``\\b\\w\\w+\\b``, a bm25s stopword list and a Snowball stemmer of the
+language :class:`Bm25sBaseline` is given (by default English; the evaluation
+suite gives each index its own,
+:func:`dreamdb.evaluation.suite._index_language`: Turkish for an index most
+of whose documents are Turkish, as XQuAD's Turkish paragraphs and sentences,
+else English); the stemmer is ``snowballstemmer``, passed as bm25s's
+stemmer, or PyStemmer instead if installed — the same Snowball algorithm in
+C. Documents with a zero score are dropped from the results (bm25s pads the
+top k with them), so both systems return only matching documents.
 
 ``bm25s`` is an optional dependency (the ``eval`` extra: :func:`dreamdb.extras.install_command`).
 """
