@@ -665,6 +665,54 @@ def test_a_word_written_only_in_a_file_name_is_not_translated(tiny_vault, small_
     assert name_words("a sentence.Then another, v1.2 and 3.14") == frozenset()
 
 
+def test_a_sentence_run_on_at_its_period_is_no_file_name(tiny_vault, small_lexicon, kenet_lexicon):
+    """QA round 150-H F2 (a regression of 150-F F4): every ``word.xx`` to ``word.xxxx`` was read as a file name, so a
+    sentence run on without the space after its period lost its last word's translation: "önbellek
+    temizlenmiyor.ama neden" no longer translated ``temizlenmiyor``, which "önbellek temizlenmiyor. ama neden" did. A
+    run-on ``word.word`` is a name only when the word after its dot cannot be the next sentence's first word (a
+    stopword; a Turkish word the lexicon lists after a Turkish word), unless it has a path or a second dot."""
+    from dreamdb import hook as H
+    from dreamdb.analyzer import normalize
+    from dreamdb.ranking.rank import name_words
+
+    write_doc(tiny_vault, "knowledge/nehir-olcumleri.md", "---\ntitle: Nehir ölçümleri\n---\nNehir kenarındaki "
+              "istasyonların su seviyesi ölçümleri haftalık toplanır.\n")
+    write_doc(tiny_vault, "knowledge/river-loader.md", "---\ntitle: River loader\n---\nThe river loader reads the "
+              "gauge files; rename foo there.\n")
+    with dreamdb.open(tiny_vault, lexicon=small_lexicon) as ix:
+        ix.sync()
+        vocabulary = ix._vocabulary()
+        for q in ("rename foo in the river.then restart", "rename foo in the river. then restart"):
+            assert plan_query(q, vocabulary=vocabulary, lexicon=small_lexicon).translated == {"river": "nehir"}, q
+        assert plan_query("rename foo in river.py", vocabulary=vocabulary, lexicon=small_lexicon).translated == {}
+    lex = Lexicon(kenet_lexicon)
+    for q in ("fix the cache.then restart", "var.ne", "kod çöktü.bu hata", "kayıt.ol", "YOLLAR.BU",
+              "önbellek temizlenmiyor.ama neden"):
+        assert name_words(normalize(q), lex) == frozenset(), q
+    assert name_words(normalize("kayıt.ol")) == {"kayıt", "ol"}  # (without a lexicon ol is no known word)
+    # names stay names: a path, a second dot, an extension no stopword; a Turkish word after an ASCII name
+    assert name_words("rename foo in src/rivers.py", lex) == {"src", "rivers", "py"}
+    assert name_words("README.MD and archive.tar.gz, app.log", lex) == {"readme", "md", "archive", "tar", "gz", "app",
+                                                                        "log"}
+    assert name_words("see github.com, example.org and main.go", lex) == {"github", "com", "example", "org", "main",
+                                                                           "go"}
+    assert name_words("src/then.de and www.example.de", lex) == {"src", "then", "de", "www", "example"}
+    # the hook reads an extension so too: the word after the period is the prompt's, counted by the gate
+    assert H.file_extension_terms("kayıt.ol formu açılmıyor", lex) == frozenset()
+    assert H.file_extension_terms("kayıt.ol formu açılmıyor") >= {"ol"}
+    assert H.file_extension_terms("kayit.ol and utils.py, README.MD", lex) >= {"ol", "py", "md"}
+    # with the real vault's words: the run-on query translates as the spaced one does
+    d = tiny_vault.parent.parent / "cache-project" / "_dream_context"
+    write_doc(d, "knowledge/cache-cleanup.md", "---\ntitle: Cache cleanup\n---\nThe build cache is cleaned on every "
+              "release; clean it by hand when a stale entry stays.\n")
+    write_doc(d, "knowledge/yedekleme.md", "---\ntitle: Yedekleme\n---\nSunucu yedekleri her gece alınır.\n")
+    with dreamdb.open(d, lexicon=lex) as ix:
+        ix.sync()
+        vocabulary = ix._vocabulary()
+        for q in ("önbellek temizlenmiyor.ama neden", "önbellek temizlenmiyor. ama neden"):
+            assert plan_query(q, vocabulary=vocabulary, lexicon=lex).resolved.get("temizlenmiyor") == "clean", q
+
+
 def test_english_queries_on_english_notes_are_untouched(tiny_vault, small_lexicon):
     for rel, text in ENGLISH_NOTES.items():
         write_doc(tiny_vault, rel, text)
