@@ -93,8 +93,17 @@ their stopwords (``what's up`` is ``what up``): one that ends its clause (before
 (:func:`_is_acknowledgement`): "merhaba, nasılsın?" and "selam, naber?" injected notes (QA round 150-F F2). One
 that does not end its clause is a question's words ("how are you handling retries?"), and so is a clause it ends
 holding other words ("deploy nasıl gidiyor?" is read for ``deploy``)."""
+ADDRESSEES = frozenset(tuple(p.split()) for p in (
+    "claude", "claude code", "there", "all", "everyone", "everybody", "team", "folks", "guys", "friend", "friends",
+    "buddy", "mate", "bro", "dude", "assistant", "bot",
+    "hocam", "dostum", "kanka", "kardeşim", "abi", "arkadaşlar", "arkadaşım", "millet", "ekip", "herkes", "herkese",
+    "canım", "asistan"))
+"""Whom a greeting is said to, after it in its clause (:func:`greeting_clause_end`): the assistant's name and the
+vocatives of a chat, English and Turkish, a closed list ("hi claude, how are you?", "Günaydın Claude", "selam
+millet"). Any other word after a greeting makes its clause a question's words ("hello world", "hi hook")."""
 _LONGEST_PHRASE = max(map(len, ACKNOWLEDGEMENT_PHRASES | GREETING_PHRASES))
 _LONGEST_GREETING_QUESTION = max(map(len, GREETING_QUESTIONS))
+_LONGEST_ADDRESSEE = max(map(len, ADDRESSEES))
 
 
 def _acknowledgement_key(word: str) -> str:
@@ -513,7 +522,7 @@ def run(payload_text: str) -> str:
         if isinstance(cwd, str) and ("\0" in cwd or not _encodable(cwd)):  # (QA round 42: a traceback in the log)
             _log(f"hook: cwd {cwd!r} is not a usable path (a NUL byte or an unpaired surrogate); nothing printed")
             return ""
-        return _recall_block(without_function_words(query_text(prompt)), cwd if isinstance(cwd, str) and cwd else None)
+        return _recall_block(without_function_words(without_greeting(query_text(prompt))), cwd if isinstance(cwd, str) and cwd else None)
     except LockTimeout as exc:  # (a lock is no failure of the hook's: QA round 79 F5, logged as one with a traceback hint)
         _log(f"{exc.message.rstrip('.')}; nothing printed")
         return ""
@@ -779,6 +788,70 @@ def _typed_in_capitals(text: str) -> bool:
     return 2 * sum(w.isupper() for w in words) > len(words)
 
 
+_OPENING_CLAUSE = LazyPattern(r"\s*([^?¿!.,;:\n]*)(?:(?:[?¿!,;\n]|[.:](?=\s|\Z))[?¿!.,;:\s]*|\s*\Z)")
+"""A prompt's first clause and the punctuation that ends it (``,``, ``!``, ``.``, ``?``, ``;``, ``:``, a line's end,
+with the spaces after it; a ``.`` or ``:`` before a space or the end only, not a file's or a host's: ``hello.py``,
+``hi:8080``), or the prompt's end."""
+
+
+def greeting_clause_end(text: str) -> int:
+    """Where the greeting clauses that open ``text`` (a prompt as the hook reads it, :func:`query_text`) end: ``0`` when
+    it opens with none. A greeting clause is made of greetings (:data:`GREETINGS`, the phrases of
+    :data:`GREETING_PHRASES`; stopwords between them are passed over, but for :data:`QUESTION_WORDS`: "hello there",
+    "let's get started"), then at
+    most one addressee (:data:`ADDRESSEES`: "hi claude", "Günaydın Claude"), and nothing else, up to clause punctuation
+    (``,``, ``!``, ``.``, ``?``, ``;``, ``:``, a line's end) or the prompt's end: "hello, how does sync work?" opens
+    with one, and is recalled as "how does sync work?". A greeting followed by another word in its clause is a
+    question's words, whatever its case: "hello world", "Hello World", "hello world pr", "good morning standup", "hi
+    hook" (QA round 150-H F1: "hello, how does sync work?" recalled the objective Hello World PR, "merhaba, sync nasıl
+    çalışıyor?" changelog entries titled "merhaba", and "hi claude, how are you?" notes on Claude). Clauses are read
+    one after another ("Hello! Good morning, …")."""
+    from dreamdb.analyzer import lower, normalize
+
+    greetings, phrases = _greeting_keys()
+    questions, stop = _acknowledgement_keys()[3:]
+    stop = stop - questions  # (a question's words are no greeting's: "günaydın, başlayalım mı?" asks)
+    end = 0
+    while True:
+        m = _OPENING_CLAUSE().match(text, end)
+        if m is None or not m.group(1).strip():
+            return end
+        words = [k for k in (_acknowledgement_key(lower(normalize(w))) for w in _WORD_RE().findall(m.group(1)))
+                 if k not in stop or k in greetings]
+        i = 0
+        while i < len(words):  # greetings, each a word or a phrase
+            n = next((n for n in range(min(_LONGEST_PHRASE, len(words) - i), 1, -1)
+                      if tuple(words[i:i + n]) in phrases), 1 if words[i] in greetings else 0)
+            if not n:
+                break
+            i += n
+        if not i or (i < len(words) and tuple(words[i:]) not in _addressee_keys()):
+            return end
+        end = m.end()
+
+
+_WORD_RE = LazyPattern(r"[^\W_]+")
+
+
+@lru_cache(maxsize=1)
+def _greeting_keys() -> tuple[frozenset, frozenset]:
+    """:data:`GREETINGS` and :data:`GREETING_PHRASES` as :func:`_acknowledgement_key` reads words."""
+    return (frozenset(map(_acknowledgement_key, GREETINGS)),
+            frozenset(tuple(map(_acknowledgement_key, p)) for p in GREETING_PHRASES))
+
+
+@lru_cache(maxsize=1)
+def _addressee_keys() -> frozenset:
+    """:data:`ADDRESSEES` as :func:`_acknowledgement_key` reads words."""
+    return frozenset(tuple(map(_acknowledgement_key, p)) for p in ADDRESSEES)
+
+
+def without_greeting(text: str) -> str:
+    """``text`` (a prompt as the hook reads it) without the greeting clauses that open it (:func:`greeting_clause_end`):
+    what the hook recalls for a prompt, with :func:`without_function_words`."""
+    return text[greeting_clause_end(text):]
+
+
 def without_function_words(text: str) -> str:
     """``text`` with each of :data:`FUNCTION_WORDS` (a word of the sentence, between spaces or sentence punctuation,
     in lower case or capitalised) replaced by a space: what the hook recalls for a prompt. A word in capitals
@@ -798,10 +871,16 @@ def _is_acknowledgement(prompt: str) -> bool:
     """Whether the prompt, as the hook reads it (:func:`query_text`), is conversation (:data:`ACKNOWLEDGEMENTS`,
     :data:`GREETINGS`, their phrases, greeting questions ending their clause (:data:`GREETING_QUESTIONS`) and stopwords
     only, not :data:`OUTCOME_WORDS` alone), or has no word at all; never a question (a question mark or one of
-    :data:`QUESTION_WORDS`, but for a greeting question's: "merhaba, nasılsın?" is a greeting)."""
+    :data:`QUESTION_WORDS`, but for a greeting question's: "merhaba, nasılsın?" is a greeting). It is read after the
+    greeting clauses that open it (:func:`greeting_clause_end`), addressees and all: "Günaydın Claude" and "hi
+    claude, how are you?" are conversation."""
     acknowledgements, phrases, outcomes = _acknowledgement_keys()[:3]
+    text = query_text(prompt)
+    # (a greeting clause, an addressee and all, is conversation: "Günaydın Claude", "hi claude, how are you?" are
+    # read as what follows them, QA round 150-H F1)
+    cut = greeting_clause_end(text)
     # (stopwords compared without Turkish letters too: "cok" is "çok"; QA round 79 F2)
-    keys, words, _greets, asks = _words(prompt)
+    keys, words, _greets, asks = _words(text[cut:] if cut else prompt)
     if keys and asks:
         return False
     if words and all(w in outcomes for w in words):

@@ -1707,6 +1707,45 @@ def test_greetings_and_farewells_are_conversation_not_a_question(tmp_path, monke
     assert H.run(payload("good morning, where are the standup notes?", vault.parent)).startswith(H.HEADER)
 
 
+def test_a_greeting_that_opens_a_question_is_not_recalled(tmp_path, monkeypatch):
+    """QA round 150-H F1: a greeting beside a question stayed in the recall text and pulled in wrong notes: "hello, how
+    does sync work?" recalled the objective Hello World PR first, "merhaba, sync nasıl çalışıyor?" changelog entries
+    saying merhaba, and "hi claude, how are you?" and "Günaydın Claude" notes on Claude. The greeting clauses that open
+    a prompt (greetings, at most one addressee, up to clause punctuation or the end) are left out of the recall text,
+    and a prompt made of them alone is conversation; a greeting followed by another word in its clause is a question's
+    words ("hello world", "hi hook")."""
+    from dreamdb import hook as H
+
+    vault = filled_vault(tmp_path, {
+        "knowledge/hello.md": "---\ntitle: Hello World PR\n---\nSay hello to the world: the first PR, merged.\n",
+        "knowledge/sync.md": "---\ntitle: Brain repo sync\n---\nThe sync pushes the vault to the brain repo and pulls"
+                             " it back; sync conflicts are merged by hand.\n",
+        "knowledge/selam.md": "---\ntitle: Quick merhaba\n---\nMerhaba! Hi, hello, selam: the greeting the bot says.\n",
+        "knowledge/claude.md": "---\ntitle: Claude settings\n---\nClaude reads its settings from the claude folder;"
+                               " claude günaydın mesajı.\n",
+        "knowledge/standup.md": "---\ntitle: Morning standup\n---\nThe morning standup notes, good morning calls.\n",
+        "knowledge/hook.md": "---\ntitle: Prompt hook\n---\nThe hook recalls notes for each prompt; hi hook.\n"},
+        fillers=20)
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(tmp_path / "h.log"))
+
+    for prompt in ("hello, how does sync work?", "Hello! How does sync work?", "merhaba, sync nasıl çalışıyor?",
+                   "hey there, how does the sync work", "Merhaba Claude, sync nasıl çalışıyor?"):
+        block = H.run(payload(prompt, vault.parent))
+        assert block.startswith(H.HEADER) and "[knowledge/sync]" in block.splitlines()[1], (prompt, block)
+        assert "[knowledge/hello]" not in block and "[knowledge/selam]" not in block, (prompt, block)
+        assert "[knowledge/claude]" not in block, (prompt, block)
+    assert H.without_greeting("hello, how does sync work?") == "how does sync work?"
+    assert H.without_greeting("Hello! Good morning, why is the index stale?") == "why is the index stale?"
+    for prompt in ("hi claude, how are you?", "Günaydın Claude", "GÜNAYDIN CLAUDE", "selam millet", "hello claude!"):
+        assert H._is_acknowledgement(prompt) and H.run(payload(prompt, vault.parent)) == "", prompt
+    # project words stay queries: a greeting's word followed by another word in its clause, a file's name
+    for prompt, note in (("hello world", "hello"), ("hello world pr", "hello"), ("Hello World", "hello"),
+                         ("good morning standup", "standup"), ("hi hook prompt", "hook"), ("hello.py is broken", "hello")):
+        assert H.without_greeting(prompt) == prompt and not H._is_acknowledgement(prompt), prompt
+        assert f"[knowledge/{note}]" in H.run(payload(prompt, vault.parent)), prompt
+    assert H.without_greeting("hi hook") == "hi hook" and not H._is_acknowledgement("hi hook")  # (too short to recall)
+
+
 def test_a_long_id_is_shown_by_its_start_and_end_in_the_block(tmp_path, monkeypatch):
     """QA round 150-F F5: a changelog entry's id is made of its scope, and a scope listing 80 files gave a
     2,500-character id line (and superseded-by) in the block, whose titles and snippets are cut. The id shown is at
