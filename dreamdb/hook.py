@@ -635,16 +635,15 @@ _NAME_TOKEN = LazyPattern(r"[^\s\"'`()<>\[\]{},;]+")
 one): what an extension (:data:`_FILE_EXTENSION`) ends the name of."""
 
 
-def file_extension_terms(prompt: str, lexicon=None) -> frozenset[str]:
+def file_extension_terms(prompt: str) -> frozenset[str]:
     """The query terms (as :func:`dreamdb.analyzer.stem` makes them, either language) of the extensions of the file
     names in ``prompt`` (``utils.py`` → ``py``) that none of the prompt's other words gives (``logs`` gives ``log``:
     QA round 133 F3, "where are the logs? see a.log" lost its ``log``). Like bare numbers they rank hits, but
     :func:`word_score` leaves them out of the gate: coding prompts are full of paths, and an extension matched alone
     finds whatever note names a file of that kind ("rename foo in utils.py" injected a changelog entry on video
     watching for its ``py``, at raw score 10.1: QA round 132-C F2). A sentence run on at its period, without the
-    space after it, is no file name (:func:`dreamdb.ranking.rank.run_on_sentence`, with ``lexicon``, the
-    :class:`dreamdb.lexicon.Lexicon` recall used, or ``None``): the word after it is one of the prompt's ("kayıt.ol",
-    "the cache.then": QA round 150-H F2)."""
+    space after it, is no file name (:func:`dreamdb.ranking.rank.run_on_sentence`): the word after it is one of the
+    prompt's ("the cache.then": QA round 150-H F2)."""
     from dreamdb.analyzer import raw_tokens, stem
 
     def terms(word: str) -> tuple[str, ...]:
@@ -663,7 +662,7 @@ def file_extension_terms(prompt: str, lexicon=None) -> frozenset[str]:
             return name
 
         def extension(m: re.Match) -> str:
-            if run_on_sentence(name[:m.end()], lexicon):
+            if run_on_sentence(name[:m.end()]):
                 return m.group()
             found.add(m.group(1).lower())
             return " "
@@ -1356,7 +1355,7 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
         # raw score 0: not the prompt's own words, left out, unless their translations (counted with them in
         # rankScore, classes) are the note's words: "günlükler kaç gün tutuluyor" left out recall's first hit, the
         # English note on log retention (QA round 72 F7)
-        incidental = file_extension_terms(prompt, index._lexicon())
+        incidental = file_extension_terms(prompt)
         shown = [h for h in hits if word_score(h, incidental) > 0 or translated(h)][:TOP]
         shown = _successors_first(shown)
         # The gate is the best raw score among the hits shown, not the first one's: rank 1 may have a raw score

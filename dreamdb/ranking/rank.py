@@ -359,7 +359,7 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
                                                                                lexicon))))))
     translates = bool(lexicon is not None and vocabulary is not None and distinct
                       and _translates(turkish, vocabulary, reads_turkish))
-    names = name_words(written, lexicon) if lexicon is not None else frozenset()  # (not translated: a file name's parts)
+    names = name_words(written) if lexicon is not None else frozenset()  # (not translated: a file name's parts)
     # "I" in the query: a capital I may stand for Turkish dotless ı (SICAKLIK), in any note's text;
     # with a lexicon, a query none of whose words a note holds may be Turkish typed without its
     # letters, translated into English notes (a query with a word the notes hold is left as before)
@@ -673,48 +673,35 @@ _FILE_NAME_RE = LazyPattern(r"[^\s\"'`()<>\[\]{},;]*[^\W_]\.(?:[a-z][a-z0-9]{1,3
 extension (:data:`dreamdb.hook._FILE_EXTENSION`; ``sentence.Then`` is none). One that is a sentence run on at its
 period is none either (:func:`run_on_sentence`: ``cache.then``)."""
 
-_TURKISH_LETTERS_RE = LazyPattern("[çğıöşüÇĞİÖŞÜ]")
-
-
 @lru_cache(maxsize=1)
 def _run_on_openers() -> frozenset[str]:
     """:data:`dreamdb.analyzer.STOPWORDS`, with the Turkish ones typed without their letters too (``cok``, ``icin``)."""
     return STOPWORDS | frozenset(w.translate(TURKISH_TO_ASCII) for w in STOPWORDS)
 
 
-def run_on_sentence(name: str, lexicon=None) -> bool:
+def run_on_sentence(name: str) -> bool:
     """Whether ``name`` (a match of :data:`_FILE_NAME_RE`, as written: ``word.ext``) is two words of a sentence run
     on at its period, written without the space after it ("fix the cache.then restart", "önbellek
-    temizlenmiyor.ama neden", "kod çöktü.bu hata", "kayıt.ol", "YOLLAR.BU"), not a file or host name. It is when it
-    has one dot and no path (a ``/`` or ``\\``: ``src/utils.py`` and ``archive.tar.gz``, ``www.example.de`` are
-    names, whatever their last part) and the word after its dot, in lowercase (a sentence typed in capitals has
-    its first word so: ``YOLLAR.BU``), is
+    temizlenmiyor.ama neden", "kod çöktü.bu hata", "YOLLAR.BU"), not a file or host name. It is when it has one dot
+    and no path (a ``/`` or ``\\``: ``src/utils.py`` and ``archive.tar.gz``, ``www.example.de`` are names, whatever
+    their last part) and the word after its dot, in lowercase (a sentence typed in capitals has its first word so:
+    ``YOLLAR.BU``), is a stopword of either language (:data:`dreamdb.analyzer.STOPWORDS`, Turkish ones typed without
+    their letters too): a sentence's first word often is one, an extension almost never (a host's country may be:
+    ``example.de`` and ``example.it`` are read as words, as every name was before QA round 150-F F4).
 
-    - a stopword of either language (:data:`dreamdb.analyzer.STOPWORDS`, Turkish ones typed without their letters
-      too): a sentence's first word often is one, an extension almost never (a host's country may be: ``example.de``
-      and ``example.it`` are read as words, as every name was before QA round 150-F F4); or
-    - with a ``lexicon`` (:class:`dreamdb.lexicon.Lexicon`), where the word before the dot is written with a Turkish
-      letter (file and host names are written in ASCII), a Turkish word the lexicon lists, as written or as a verb's
-      root (``ol`` of *olmak*: "kayıt.ol").
-
-    Not any word the lexicon lists: it lists ``md``, ``log``, ``go``, ``zip``, ``tar``, ``java``, ``doc``, ``org``,
-    ``dev``, ``bin`` and ``git``, the extensions of ``README.md``, ``app.log``, ``main.go``, ``example.org``. (QA
-    round 150-H F2: every ``word.xx`` to ``word.xxxx`` was read as a file name, and "önbellek temizlenmiyor.ama neden"
-    no longer translated ``temizlenmiyor``, which "önbellek temizlenmiyor. ama neden" did.)"""
+    Not a word a lexicon lists: it lists ``md``, ``log``, ``go``, ``zip``, ``org``, ``dev``, ``bin``, ``git``, ``bat``,
+    ``bak``, ``mat`` and ``cs``, the extensions of ``README.md``, ``main.go``, ``başlat.bat``, ``yedek_şema.bak``,
+    also after a word written with a Turkish letter (QA round 150-J F1: read so, ``başlat.bat çalışmıyor`` translated
+    ``bat`` as *generation*, and the prompt hook counted ``çıktı.bin``'s ``bin``, matched in a note's ``/usr/bin``
+    lines, toward its gate); a verb's root after the dot (``kayıt.ol``) stays a name's part. (QA round 150-H F2:
+    every ``word.xx`` to ``word.xxxx`` was read as a file name, and "önbellek temizlenmiyor.ama neden" no longer
+    translated ``temizlenmiyor``, which "önbellek temizlenmiyor. ama neden" did.)"""
     if "/" in name or "\\" in name or name.count(".") != 1:
         return False
-    before, after = name.split(".")
-    after = after.lower()
-    if after in _run_on_openers():
-        return True
-    if lexicon is None or not _TURKISH_LETTERS_RE().search(before):
-        return False
-    from dreamdb.lexicon import TR_EN
-
-    return any(lexicon.has(TR_EN, w) for w in (after, after + "mak", after + "mek"))
+    return name.split(".")[1].lower() in _run_on_openers()
 
 
-def name_words(written: str, lexicon=None) -> frozenset[str]:
+def name_words(written: str) -> frozenset[str]:
     """The words of ``written`` (a query as written, after :func:`dreamdb.analyzer.normalize`; folded as
     :func:`plan_query` folds them) that it writes only in file names and their paths (:data:`_FILE_NAME_RE`:
     ``utils`` and ``py`` of "rename foo in utils.py"), not also as words of its own ("the utils of a.py" keeps
@@ -722,18 +709,17 @@ def name_words(written: str, lexicon=None) -> frozenset[str]:
     it. (QA round 150-F F4: ``utils`` of ``utils.py``, no dictionary word, was looked up by its stem ``util``, the
     stem of *utile*, and became the Turkish ``hayırlı``, "charitable", whose stem ``hayır``, "no", a Turkish diagram
     note held: the English prompt's first hit, at raw score 0.) A sentence run on at its period is no name
-    (:func:`run_on_sentence`, with ``lexicon``, a :class:`dreamdb.lexicon.Lexicon` or ``None``: "fix the
-    cache.then restart" gives none)."""
+    (:func:`run_on_sentence`: "fix the cache.then restart" gives none)."""
     if "." not in written:
         return frozenset()
-    found = [m.group() for m in _FILE_NAME_RE().finditer(written) if not run_on_sentence(m.group(), lexicon)]
+    found = [m.group() for m in _FILE_NAME_RE().finditer(written) if not run_on_sentence(m.group())]
     if not found:
         return frozenset()
 
     def words(text: str) -> set[str]:
         return set(tokens(lower(dotless_capitals(text)), data_dropped=True))
 
-    rest = _FILE_NAME_RE().sub(lambda m: m.group() if run_on_sentence(m.group(), lexicon) else " ", written)
+    rest = _FILE_NAME_RE().sub(lambda m: m.group() if run_on_sentence(m.group()) else " ", written)
     return frozenset(words(" ".join(found)) - words(rest))
 
 
