@@ -1889,10 +1889,11 @@ class Index:
         Beyond the file's structure, only the corpus statistics BM25 reads are checked against the documents
         they describe (QA round 48: ``n_docs`` 0 over 21 documents made recall say the vault had no notes), the
         postings against the documents' lengths (:func:`_postings_problems`), the stored text of every document and
-        chunk against its content hash, which also finds text that is not UTF-8
+        chunk against its content hash, which also finds text that is not UTF-8, and every document's ``date`` and
+        ``expires`` against the day numbers stored beside them
         (:func:`dreamdb.store.texts.stored_text_problems`: bytes overwritten inside a note's text pass
-        integrity_check; ≈ 15 ms on the real vault's index, QA round 150-D F1), and every stored vector read once
-        through sqlite-vec (:func:`_vector_problems`).
+        integrity_check; ≈ 15 ms on the real vault's index, QA rounds 150-D F1, 150-I F1), and every stored vector
+        read once through sqlite-vec (:func:`_vector_problems`).
 
         Raises:
             LockTimeout: the index had to be opened (made, or migrated) while another connection held its write lock

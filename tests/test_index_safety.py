@@ -3622,6 +3622,75 @@ def test_sql_names_the_damaged_column_where_a_stored_text_is_not_utf8(tiny_vault
     assert "the query made it: the index's own text was checked and is UTF-8" in capsys.readouterr().err
 
 
+# ---------------------------------------------------------------- a damaged date (QA round 150-I F1)
+
+_DATED = "---\ntitle: Dated note\nupdated: 2026-03-14\nexpires: 2099-05-17\n---\nzebra crossing body\n"
+
+
+def test_sync_check_finds_a_date_that_no_longer_gives_its_day_and_rebuilds(tiny_vault):
+    """QA round 150-I F1: bytes overwritten in a note's stored ``date`` and ``expires`` text ('2026-03-14' →
+    '2021-03-14', '2099-05-17' → '2019-05-17') passed `sync --check` ("index checked: ok": the content hash leaves
+    the dates out), and recall showed 2021-03-14 while ``date_days`` (what its filters read) still held 2026. The
+    text is checked against the day number stored beside it, computed as the sync computes it."""
+    write_doc(tiny_vault, "knowledge/dated.md", _DATED)
+    with dreamdb.open(tiny_vault) as index:
+        index.sync()
+        assert index.check() == []
+        index.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        path = index.index_path
+    _overwrite_text(path, b"2026-03-14", b"2021-03-14")
+    _overwrite_text(path, b"2099-05-17", b"2019-05-17")
+    said = "documents: the stored date of 1 document(s) differs from the day stored beside it (knowledge/dated: date,"\
+           " expires)"
+    with dreamdb.open(tiny_vault) as index:
+        assert index.check() == [said]
+        report = index.sync(check=True)
+        assert report.rebuilt and any(said in w for w in report.warnings), report.warnings
+        assert index.check() == []
+        assert [(h.doc_id, h.date) for h in index.recall("zebra")] == [("knowledge/dated", "2026-03-14")]
+    _overwrite_text(path, b"2099-05-17", b"2019-05-17")  # (the expiry alone)
+    with dreamdb.open(tiny_vault) as index:
+        assert index.check() == [said.replace("date, expires", "expires")]
+
+
+_DATE_FORMS = ["2026-03-14", "2026-03-14T10:00:00Z", "2026-03-14T10:00:00+05:30", "2026-03-14T23:30:00-08:00",
+               "'2026-03-14 10:00:00 -5'", '"2026-3-4 1:02:03 +5:30"', "'2026-03-14 10:00:00.5 -5'", "2026-03-14 10:00",
+               "20260314", "2026-073", "2026-W11-6", "2026-W11-6T12:00Z", "2026-073T12:00+01", "20260314T120000Z",
+               "0001-01-01T00:00:00+05:00", "9999-12-31T23:59:59-05:00", "0001-01-01", "9999-12-31",
+               "'9999-12-31 23:00 -9'", "2026-03-14T25:00", "2026-13-45", "not a date", "1969-12-31T23:59:59.999999Z",
+               "2026-03-14t10:00:00z", "2024-02-29", "2026-W53-1", "2020-W53-7", "'2026-03-14'",
+               "2026-03-14T10:00:00.123+00:00", "2026-03-14T10Z"]
+
+
+def test_the_date_check_finds_no_damage_in_any_date_form_the_sync_stores(tiny_vault):
+    """QA round 150-I F1: no false alarm: a date and an expiry in every form the parser reads (a date alone, a
+    date-time with an offset, a quoted YAML 1.1 timestamp with a one-digit offset, week and ordinal dates, instants
+    clamped to the years 1–9999, a day with an invalid time, no date) in notes, the memory file and the changelog are
+    stored as text and day numbers that the check finds agree."""
+    for i, form in enumerate(_DATE_FORMS):
+        for key in ("date", "updated"):
+            write_doc(tiny_vault, f"knowledge/{key}/n{i}.md",
+                      f"---\ntitle: n{i}\n{key}: {form}\nexpires: {form}\n---\nb\n")
+    write_doc(tiny_vault, "core/2.memory.md", "---\nupdated: '2026-03-14 10:00:00 +5'\nexpires: 2099-01-01T00:00-01:00"
+                                              "\n---\n## A\nx\n")
+    write_doc(tiny_vault, "core/CHANGELOG.json", json.dumps([{"date": f.strip("'\""), "type": "fix", "scope": f"s{i}",
+                                                             "description": "d"} for i, f in enumerate(_DATE_FORMS)]))
+    with dreamdb.open(tiny_vault) as index:
+        index.sync()
+        stored = index.conn.execute("SELECT count(DISTINCT date), count(DISTINCT expires), count(date_days) FROM"
+                                    " documents").fetchone()
+        assert stored[0] >= 15 and stored[1] >= 15 and stored[2] >= 80, stored  # (the forms were read)
+        assert index.check() == []
+
+
+@needs_real_vault
+def test_the_real_vaults_index_passes_the_date_check(real_index):
+    """QA round 150-I F1: no false alarm on the real vault's 771 documents."""
+    from dreamdb.store.texts import document_text_problems
+
+    assert document_text_problems(real_index.conn) == []
+
+
 # ---------------------------------------------------------------- a linked index.db (QA round 150-D F2)
 
 

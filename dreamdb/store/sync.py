@@ -80,7 +80,10 @@ class SyncReport:
 
 
 def iso_to_days(value: str | None) -> float | None:
-    """ISO-8601 date or instant → days since 1970-01-01 UTC (float), ``None`` if unparsable."""
+    """ISO-8601 date or instant → days since 1970-01-01 UTC (float), ``None`` if unparsable. ``sync --check``
+    computes the stored ``date_days`` and ``expires_days`` again from the stored text with it and
+    :func:`expires_to_days` (:func:`dreamdb.store.texts.document_text_problems`): a change to either changes what
+    an index synced before it is found to be (bump :data:`dreamdb.vault.PARSER_VERSION`)."""
     if not value:
         return None
     text = str(value).strip().replace("Z", "+00:00")

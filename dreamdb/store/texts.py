@@ -6,7 +6,8 @@ not UTF-8, which the driver cannot give back (QA round 150-D F1: ``sync --check`
 left empty, ``dreamdb sql`` blamed the user's query). dreamdb stores only text it decoded, and keeps the sha256 of
 each document's indexed text (``documents.content_hash``, :func:`dreamdb.store.sync.content_hash`) and of each
 chunk's (``chunks.content_hash``, :func:`dreamdb.embeddings.chunk.text_hash`), so both are checked against the
-text stored beside them.
+text stored beside them; and each document's ``date`` and ``expires`` text, which the hash leaves out, against the
+day numbers stored beside them (QA round 150-I F1).
 """
 
 from __future__ import annotations
@@ -33,10 +34,15 @@ def _named(ids: list[str]) -> str:
 
 def document_text_problems(conn) -> list[str]:
     """How the stored text of ``documents`` disagrees with what was stored: a TEXT value that is not UTF-8 (each
-    document named with its columns), or a document whose indexed text (id, title, description, tags, body) no longer
-    gives its ``content_hash``. One scan of the table, its text hashed once (twice for a renumbered id, hashed under
-    its own id or its number's: :func:`dreamdb.store.sync.number_same_names`); ≈ 10 ms for the real vault's 771
-    documents (2.6 MB of bodies).
+    document named with its columns), a document whose indexed text (id, title, description, tags, body) no longer
+    gives its ``content_hash``, or whose ``date`` or ``expires`` text no longer gives the day number stored beside it
+    (``date_days``, ``expires_days``; each named with its columns): the content hash leaves the dates out, and
+    recall shows the text while its filters and recency read the number (QA round 150-I F1). The day numbers are
+    computed from the stored text as the sync computes them (:func:`dreamdb.store.sync.iso_to_days`,
+    :func:`~dreamdb.store.sync.expires_to_days`, from the normalised text the parser gives), so a sound row agrees
+    exactly. One scan of the table, its text hashed once (twice for a renumbered id, hashed under its own id or its
+    number's: :func:`dreamdb.store.sync.number_same_names`); ≈ 10 ms for the real vault's 771 documents (2.6 MB of
+    bodies), the dates ≈ 1 ms of it.
 
     Returns:
         The problems, one line each (``[]``: the text is what the sync stored).
@@ -44,11 +50,15 @@ def document_text_problems(conn) -> list[str]:
     Raises:
         DatabaseError: SQLite's, reading the table (damage the caller reports as such).
     """
+    from dreamdb.store.sync import expires_to_days, iso_to_days
+
     not_utf8: list[str] = []
     changed: list[str] = []
+    misdated: list[str] = []
     columns = ", ".join(f"CAST({c} AS BLOB)" for c in _DOCUMENT_TEXTS)
-    for row in conn.execute(f"SELECT id, {columns} FROM documents ORDER BY id"):
-        values = dict(zip(_DOCUMENT_TEXTS, row[1:]))
+    for row in conn.execute(f"SELECT id, date_days, expires_days, {columns} FROM documents ORDER BY id"):
+        date_days, expires_days = row[1:3]
+        values = dict(zip(_DOCUMENT_TEXTS, row[3:]))
         bad = []
         for name, raw in values.items():
             if raw is None:
@@ -63,13 +73,27 @@ def document_text_problems(conn) -> list[str]:
             continue
         if not _hash_matches(values):
             changed.append(shown)
+        wrong = [name for name, days, to_days in (("date", date_days, iso_to_days),
+                                                  ("expires", expires_days, expires_to_days))
+                 if not _same_days(to_days(None if values[name] is None else values[name].decode("utf-8")), days)]
+        if wrong:
+            misdated.append(f"{shown}: {', '.join(wrong)}")
     problems = []
     if not_utf8:
         problems.append(f"documents: the stored text of {len(not_utf8)} document(s) is not UTF-8 ({_named(not_utf8)})")
     if changed:
         problems.append(f"documents: the stored text of {len(changed)} document(s) differs from its content hash"
                         f" ({_named(changed)})")
+    if misdated:
+        problems.append(f"documents: the stored date of {len(misdated)} document(s) differs from the day stored beside"
+                        f" it ({_named(misdated)})")
     return problems
+
+
+def _same_days(computed: float | None, stored) -> bool:
+    """Whether a day number computed from a stored date's text is the one stored beside it (``None``: no date, or
+    one the sync could not read, stored as NULL): the same float, which SQLite's REAL gives back exactly."""
+    return stored is None if computed is None else (isinstance(stored, (int, float)) and stored == computed)
 
 
 def _hash_matches(values: dict) -> bool:
