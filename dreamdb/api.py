@@ -1558,8 +1558,8 @@ class Index:
             # index, half made; QA round 92: moved aside as another application's database, its vectors with it)
             conn = self._connect()
             migrate(conn)
-            self.warnings.append(f"index at {self.index_path} was unreadable ({reason}); another process rebuilt it"
-                                 " from the vault meanwhile")
+            self.warnings.append(f"index at {self.index_path} {_what_it_was(reason)} ({reason}); another process"
+                                 " rebuilt it from the vault meanwhile")
             return conn
         moved = old = None
         lost = ""
@@ -1591,8 +1591,7 @@ class Index:
             if old is not None:
                 with suppress(db.DatabaseError):
                     old.close()
-        unreadable = "was not dreamdb's as written" if str(reason).startswith("schema objects") else "was unreadable"
-        self.warnings.append(f"index at {self.index_path} {unreadable} ({reason}); rebuilt from the vault"
+        self.warnings.append(f"index at {self.index_path} {_what_it_was(reason)} ({reason}); rebuilt from the vault"
                              + (f" (its {kept} stored embedding{'s' if kept != 1 else ''} kept)" if kept else
                                 f" ({lost}; `dreamdb embed refresh` embeds them again)" if lost else "")
                              if moved is None
@@ -4122,6 +4121,23 @@ def _not_made_by_dreamdb(objects: list[str], shown: int = 5) -> str:
     more = len(objects) - shown
     return (f"schema objects dreamdb does not make: {', '.join(objects[:shown])}"
             + (f" and {more} more" if more > 0 else "") + " (added or changed by another program)")
+
+
+def _what_it_was(reason) -> str:
+    """What a rebuild's warning says the index was, for the ``reason`` it was rebuilt (a problem, headed
+    ``index check: `` where :meth:`Index.check` found it): one holding schema objects dreamdb does not make "was not
+    dreamdb's as written"; one whose stored text or dates disagree with what the sync stored beside them
+    (:func:`dreamdb.store.texts.stored_text_problems`; the file read fine: QA round 150-I F2, it was called
+    unreadable), or whose statistics or postings disagree with its documents, was damaged; the rest (SQLite's
+    errors, a text the driver could not decode) "was unreadable"."""
+    text = str(reason).removeprefix("index check: ")
+    if text.startswith("schema objects"):
+        return "was not dreamdb's as written"
+    if text.startswith(("documents:", "chunks:")):
+        return "held text other than the sync stored"
+    if text.startswith(("corpus_stats", "postings")):
+        return "was damaged"
+    return "was unreadable"
 
 
 def _first_problems(problems: list[str], shown: int = 3) -> str:

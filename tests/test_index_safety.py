@@ -3691,6 +3691,28 @@ def test_the_real_vaults_index_passes_the_date_check(real_index):
     assert document_text_problems(real_index.conn) == []
 
 
+def test_a_rebuild_for_damage_the_check_found_says_what_the_index_was(tiny_vault):
+    """QA round 150-I F2: an index rebuilt because its stored text disagreed with its content hash was said to have
+    been "unreadable", though it read fine: the warning says what was found (text other than the sync stored;
+    statistics that disagree with the documents, damaged; schema objects dreamdb does not make, found by the check as
+    on open, not dreamdb's as written)."""
+    path = _damaged_long_note(tiny_vault, b"The uniquephrase zanzibarwombat MARKS")
+    with dreamdb.open(tiny_vault) as index:
+        report = index.sync(check=True)
+        assert report.rebuilt and [w for w in report.warnings if "rebuilt from the vault" in w] == [
+            f"index at {path} held text other than the sync stored (index check: documents: the stored text of 1"
+            " document(s) differs from its content hash (knowledge/long-notes)); rebuilt from the vault"], \
+            report.warnings
+        for sql, said in (("UPDATE corpus_stats SET n_docs = 0", "was damaged (index check: corpus_stats"),
+                          ("CREATE INDEX documents_zz ON documents(title)",
+                           "was not dreamdb's as written (index check: schema objects")):
+            index.conn.execute(sql)
+            report = index.sync(check=True)
+            assert report.rebuilt and any(w.startswith(f"index at {path} {said}") for w in report.warnings), \
+                report.warnings
+            assert not any("unreadable" in w for w in report.warnings), report.warnings
+
+
 # ---------------------------------------------------------------- a linked index.db (QA round 150-D F2)
 
 
