@@ -1528,6 +1528,21 @@ def test_a_model_that_cannot_load_for_lack_of_memory_or_files_is_not_called_corr
         assert rebuild == (said == "corrupt or not an ONNX model"), caught.value.hint
 
 
+def test_a_model_folder_whose_path_is_not_utf8_is_recorded_as_its_error_output_shows_it(tiny_vault):
+    """QA round 150-I F3: a refresh with a model loaded from a folder whose path is not UTF-8 failed recording it in
+    ``models`` (an internal error, UnicodeEncodeError: SQLite's TEXT is UTF-8); the path is stored as the error output
+    shows it, ``mdl\\udcff``."""
+    import os
+
+    make_vault(tiny_vault, n_docs=2)
+    emb = HashEmbedder()
+    emb.path = Path("/models") / os.fsdecode(b"mdl\xff") / "multilingual-e5-small"
+    with dreamdb.open(tiny_vault) as index:
+        assert index.refresh_embeddings(embedder=emb).embedded >= 2
+        stored = index.conn.execute("SELECT path FROM models").fetchall()
+    assert stored == [("/models/mdl\\udcff/multilingual-e5-small",)]
+
+
 def test_a_runtime_or_tokenizer_that_cannot_load_for_lack_of_memory_is_not_called_missing_or_damaged(monkeypatch,
                                                                                                        tmp_path):
     """QA round 84: under a memory limit, onnxruntime's native module failed to import and the message said to

@@ -438,6 +438,58 @@ def test_a_model_of_zero_embeddings_is_refused_at_load(model_dir, tmp_path):
         Embedder(d)
 
 
+NOT_UTF8 = os.fsdecode(b"mdl\xff")
+"""A folder name of a byte that is not UTF-8: Python reads it with a lone surrogate, ``mdl\\udcff``."""
+
+
+@pytest.mark.skipif(not HAVE_RUNTIME, reason="needs onnxruntime and onnx (pip install -e '.[embed]')")
+def test_a_model_file_at_a_path_that_is_not_utf8_is_loaded_from_its_bytes(tmp_path):
+    """QA round 150-I F3: a model folder reached through a path that is not valid UTF-8 was called corrupt
+    ("cannot be loaded by onnxruntime (corrupt or not an ONNX model): __init__(): incompatible constructor
+    arguments", and a hint to replace its files), while `model status` showed it fine: onnxruntime cannot take such a
+    path. The graph is given to it as its bytes, read through the file dreamdb opened; a file there that is no model
+    is said to be at a path that is not UTF-8, with the hint to move it."""
+    from dreamdb.embeddings import model
+
+    d = tmp_path / NOT_UTF8
+    d.mkdir()
+    _zero_output_onnx(d / "model.onnx")
+    assert not model._utf8_path(d / "model.onnx") and model._utf8_path(tmp_path / "model.onnx")
+    session, feeds, output = model._load_session(d / "model.onnx", 1)
+    assert feeds == ["input_ids", "attention_mask", "token_type_ids"] and output == "last_hidden_state"
+    opened = model._open_model_file(d / "model.onnx")
+    try:
+        assert model._load_session(d / "model.onnx", 1, opened)[1] == feeds
+    finally:
+        opened[0].close()
+    (d / "model.onnx").write_bytes(b"graph")
+    with pytest.raises(ModelError, match="from its bytes, which it was given as its path is not valid UTF-8") as caught:
+        model._load_session(d / "model.onnx", 1)
+    assert "incompatible constructor" not in caught.value.message
+    assert caught.value.hint.startswith("Move the model to a folder whose path is of UTF-8 names"), caught.value.hint
+
+
+@pytest.mark.model
+def test_the_model_reached_through_a_path_that_is_not_utf8_embeds_as_it_does_elsewhere(model_dir, embedder, tmp_path):
+    """QA round 150-I F3: ``DREAMDB_MODEL_DIR`` a folder reached through a name that is not UTF-8: the model loads
+    (its graph from its bytes, its tokenizer as ever from the bytes dreamdb reads) and gives the vectors it gives
+    elsewhere; `embed refresh` records it and embeds (it said the model was corrupt, exit 8)."""
+    from dreamdb.embeddings.model import Embedder
+
+    d = _link_model(model_dir, tmp_path / NOT_UTF8 / "multilingual-e5-small")
+    link_piece_table(model_dir, d)
+    ours = Embedder(d)
+    assert ours.model_id == embedder.model_id
+    np.testing.assert_allclose(ours.embed_queries(SENTENCES[:3]), embedder.embed_queries(SENTENCES[:3]), atol=1e-6)
+    vault = tmp_path / "v" / "_dream_context"
+    (vault / "knowledge").mkdir(parents=True)
+    (vault / "knowledge" / "a.md").write_text("---\ntitle: A\n---\nzebra crossing body\n", encoding="utf-8")
+    env = {**os.environ, locate.ENV_MODEL_DIR: str(d)}
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "embed", "refresh", "--vault", str(vault)], env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0 and "1 embedded" in p.stdout, p.stdout + p.stderr
+
+
 def _edited_model(model_dir: Path, dest: Path, initializer: str, edit) -> Path:
     """A copy of the test model in ``dest`` whose initializer ``initializer`` is changed in place by ``edit(array)``,
     with the model's tokenizer and piece table (links) and no provenance file: a damaged model."""

@@ -268,16 +268,20 @@ class Embedder:
         # new tokenizer's vectors under the old model's id, and nothing embedded them again)
         self._tok_source = _open_model_file(tok_file)
         weakref.finalize(self, self._tok_source[0].close)
-        source, model_state = _open_model_file(self.model_file)  # (readable, and as it is now: see below)
-        source.close()
-        #: :class:`dreamdb.embeddings.query_tokens.QueryTokenizer` while its piece table is valid: the
-        #: full tokenizer (0.7-1.5 s to load) is then loaded only past TABLE_CHARS or for a text the table leaves
-        self._query_tok = _query_tokenizer(self.path, tok_file)
-        self._table_chars = 0  # characters tokenised from the piece table so far (see TABLE_CHARS)
-        if self._query_tok is None:
-            _ = self._tok
-            write_piece_table(tok_file, self.path / PIECES_SIDECAR)  # best effort: a read-only folder has none
-        self._session, self._feeds, self._output = _load_session(self.model_file, self.threads)
+        source, model_state = _open_model_file(self.model_file)  # (readable, and as it is now: see below; its bytes
+        # are read from it where its path is not UTF-8, which onnxruntime cannot open: QA round 150-I F3)
+        try:
+            #: :class:`dreamdb.embeddings.query_tokens.QueryTokenizer` while its piece table is valid: the
+            #: full tokenizer (0.7-1.5 s to load) is then loaded only past TABLE_CHARS or for a text the table leaves
+            self._query_tok = _query_tokenizer(self.path, tok_file)
+            self._table_chars = 0  # characters tokenised from the piece table so far (see TABLE_CHARS)
+            if self._query_tok is None:
+                _ = self._tok
+                write_piece_table(tok_file, self.path / PIECES_SIDECAR)  # best effort: a read-only folder has none
+            self._session, self._feeds, self._output = _load_session(self.model_file, self.threads,
+                                                                     (source, model_state))
+        finally:
+            source.close()
         self.dim = DIM
         self._probe()
         try:
@@ -683,10 +687,46 @@ def _query_tokenizer(model_dir: Path, tok_file: Path) -> QueryTokenizer | None:
         return None
 
 
-def _load_session(model_file: Path, threads: int):
-    """Create the onnxruntime session; return (session, input names to feed, output name)."""
+_NOT_UTF8_HINT = ("Move the model to a folder whose path is of UTF-8 names (or link it from one), or point"
+                 " DREAMDB_MODEL_DIR at a model elsewhere; `dreamdb model status` says which folder is used.")
+"""The fix for a model folder whose path is not UTF-8, where its model file could not be loaded from its bytes."""
+
+
+def _utf8_path(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is valid UTF-8: a name of other bytes reaches Python as a lone surrogate (``mdl\\udcff``),
+    which onnxruntime cannot take for a path (its ``__init__()`` refused the argument: QA round 150-I F3)."""
+    try:
+        os.fspath(path).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _load_session(model_file: Path, threads: int, opened: tuple | None = None):
+    """Create the onnxruntime session; return (session, input names to feed, output name). A ``model_file`` whose
+    path is not UTF-8 (:func:`_utf8_path`) is given to onnxruntime as its bytes, read through ``opened`` (the file
+    as :func:`_open_model_file` opened it) or by its path: its graph then cannot name weights kept in files beside
+    it (ONNX external data), which dreamdb's models do not have.
+
+    Raises:
+        ModelError: the file cannot be read or loaded (the memory or open-file limit said as such; a path that is
+            not UTF-8, where loading its bytes failed, with the hint to move it); a graph that is not the model's.
+    """
     global _SESSIONS_MADE
     handled = sys.exc_info()[1]  # (a load inside the caller's except block: see _interruption)
+    from_bytes = not _utf8_path(model_file)
+    if from_bytes:
+        try:
+            model = _read_opened(model_file, opened) if opened is not None else Path(model_file).read_bytes()
+        except OSError as exc:
+            raise ModelError(f"{model_file} cannot be read: {exc.strerror or exc}",
+                             hint=unreadable_hint(exc, model_file) or reinstall_hint()) from None
+        except MemoryError:
+            raise ModelError(f"Not enough memory to load {model_file}.",
+                             hint="Free memory, or raise this process's memory limit (ulimit -v): loading the model"
+                             " takes several hundred MB.") from None
+    else:
+        model = str(model_file)
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
@@ -697,7 +737,7 @@ def _load_session(model_file: Path, threads: int):
         if not _SESSIONS_MADE:
             atexit.register(_no_run_at_exit)
         _SESSIONS_MADE = True
-        sess = ort.InferenceSession(str(model_file), so, providers=["CPUExecutionProvider"])
+        sess = ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
     except Exception as exc:  # InvalidProtobuf, Fail, NoSuchFile… (pybind types)
         if (caller_s := _interruption(exc, handled)) is not None:
             raise caller_s
@@ -710,8 +750,14 @@ def _load_session(model_file: Path, threads: int):
         if "Too many open files" in text or "system error number 24" in text:  # (EMFILE)
             raise ModelError(f"{model_file} cannot be loaded: this process may open no more files (onnxruntime:"
                              f" {_short(exc)}).", hint="Raise the open-file limit (ulimit -n 256).") from None
+        if from_bytes:  # (its bytes are all onnxruntime had: a graph whose weights lie beside it cannot load)
+            raise ModelError(f"{model_file} cannot be loaded by onnxruntime from its bytes, which it was given as its"
+                             f" path is not valid UTF-8 (corrupt, not an ONNX model, or one whose weights are kept in"
+                             f" files beside it): {_short(exc)}",
+                             hint=f"{_NOT_UTF8_HINT} If it fails there too: {reinstall_hint()}") from None
         raise ModelError(f"{model_file} cannot be loaded by onnxruntime (corrupt or not an ONNX model): {_short(exc)}",
                          hint=reinstall_hint()) from None
+    del model  # (its bytes: the session holds its own copy)
     inputs = [i.name for i in sess.get_inputs()]
     for need in ("input_ids", "attention_mask"):
         if need not in inputs:

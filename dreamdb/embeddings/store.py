@@ -252,11 +252,14 @@ def reembed_note(forced: int, advice: str, noun: str = "chunk text") -> str:
 
 
 def register_model(conn, embedder) -> None:
-    """Record the embedder in ``models`` (once per model id)."""
+    """Record the embedder in ``models`` (once per model id). Its folder's path is stored as text: a name of bytes
+    that are not UTF-8 as the error output shows it, ``\\udcff`` (SQLite's TEXT is UTF-8: QA round 150-I F3, the
+    refresh of a model loaded from such a folder failed here with an internal error)."""
+    path = str(getattr(embedder, "path", "") or "").encode("utf-8", "backslashreplace").decode("utf-8")
     with write_transaction(conn):
         conn.execute(
             "INSERT OR IGNORE INTO models (model_id, name, path, dim, source, first_seen) VALUES (?, ?, ?, ?, ?, ?)",
-            (embedder.model_id, getattr(embedder, "name", "multilingual-e5-small"), str(getattr(embedder, "path", "") or ""),
+            (embedder.model_id, getattr(embedder, "name", "multilingual-e5-small"), path,
              int(getattr(embedder, "dim", DIM)), getattr(embedder, "source", None), _now()),
         )
 
