@@ -3703,7 +3703,9 @@ def test_a_rebuild_for_damage_the_check_found_says_what_the_index_was(tiny_vault
             f"index at {path} held text other than the sync stored (index check: documents: the stored text of 1"
             " document(s) differs from its content hash (knowledge/long-notes)); rebuilt from the vault"], \
             report.warnings
-        for sql, said in (("UPDATE corpus_stats SET n_docs = 0", "was damaged (index check: corpus_stats"),
+        for sql, said in (("UPDATE documents SET expires_days = 1 WHERE rowid = (SELECT min(rowid) FROM documents)",
+                           "held dates other than the sync stored (index check: documents: the stored date"),
+                          ("UPDATE corpus_stats SET n_docs = 0", "was damaged (index check: corpus_stats"),
                           ("CREATE INDEX documents_zz ON documents(title)",
                            "was not dreamdb's as written (index check: schema objects")):
             index.conn.execute(sql)
