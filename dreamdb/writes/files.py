@@ -739,7 +739,9 @@ def _check_folder_writable(folder: Path, doing: str, purpose: str = "to remember
         except OSError:
             return
         break
-    if not stat.S_ISDIR(st.st_mode) or (st.st_mode & 0o222 and os.access(current, os.W_OK)):
+    from dreamdb.config import is_writable
+
+    if not stat.S_ISDIR(st.st_mode) or is_writable(current):
         return
     why, hint = _folder_not_writable(current, "u+w", purpose)
     raise WriteRefused(f"The folder {current} is read-only ({why}), so dreamdb does not write in it ({doing});"
