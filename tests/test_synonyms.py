@@ -101,6 +101,26 @@ def test_a_link_to_nothing_is_said(tiny_vault):
     assert load_synonyms(tiny_vault).problem is None and load_synonyms(tiny_vault).expand("appl") == {"pomm"}
 
 
+def test_a_vault_without_the_file_costs_one_system_call_a_query(tiny_vault, monkeypatch):
+    """QA round 151-P: every recall of a vault without synonyms.txt (the usual case) ran a failed stat and then
+    islink's lstat; one lstat tells it has no file, not even a link. A link is still followed (its target's stat),
+    and one to nothing still said."""
+    _vault(tiny_vault)
+    load_synonyms(tiny_vault)
+    calls = []
+    real_stat, real_lstat = os.stat, os.lstat
+    monkeypatch.setattr(os, "stat", lambda *a, **k: calls.append("stat") or real_stat(*a, **k))
+    monkeypatch.setattr(os, "lstat", lambda *a, **k: calls.append("lstat") or real_lstat(*a, **k))
+    table = load_synonyms(tiny_vault)
+    assert calls == ["lstat"] and table.problem is None and table.expand("appl") == set()
+    write_doc(tiny_vault, "pairs.txt", "apple, pomme\n")
+    os.symlink(tiny_vault / "pairs.txt", tiny_vault / "synonyms.txt")
+    assert load_synonyms(tiny_vault).expand("appl") == {"pomm"}  # (a link inside the vault: read)
+    (tiny_vault / "synonyms.txt").unlink()
+    os.symlink(tiny_vault / "gone.txt", tiny_vault / "synonyms.txt")
+    assert "gone.txt, which does not exist" in load_synonyms(tiny_vault).problem
+
+
 def test_a_line_of_too_many_words_is_not_used_and_the_others_are(tiny_vault):
     """QA round 42: one line of 3,000 words (17 KB) took 1.5 s and 410 MB a recall, 5,000 took 2.6 GB:
     every word kept a set of all the others."""

@@ -439,7 +439,13 @@ def load_synonyms(vault: Path | None) -> SynonymTable:
     ck = os.path.join(vault, VAULT_SYNONYMS_FILE) if vault else ""
     broken = None  # a link to nothing is said, not passed over in silence (QA round 41)
     try:
-        st = os.stat(ck) if ck else None
+        # (lstat first: a vault without the file, the usual case, costs one system call where a failed stat and
+        # islink's lstat cost two; a file that is not a link has the very stat stat would give)
+        entry = os.lstat(ck) if ck else None
+    except OSError:
+        entry = None  # (nothing there, not even a link)
+    try:
+        st = os.stat(ck) if entry is not None and stat.S_ISLNK(entry.st_mode) else entry
         key = (st.st_mtime_ns, st.st_size, st.st_ctime_ns) if st else (0, 0, 0)
     except OSError as exc:
         key = (0, 0, 0)
