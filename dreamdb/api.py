@@ -3233,8 +3233,8 @@ class Index:
 
     def _hits(self, ranked, plan, *, mode: str, explain: bool) -> list[Hit] | None:
         """:class:`Hit` objects for ranked results (``None`` passes through: a hybrid ranking that fell back)."""
-        from dreamdb.ranking.rank import explain_terms
-
+        if explain:  # (imported only where it is called: ≈ 0.7 µs a recall otherwise)
+            from dreamdb.ranking.rank import explain_terms
         if ranked is None:
             return None
         if not ranked:

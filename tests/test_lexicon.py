@@ -96,6 +96,21 @@ def test_translations_are_ordered_by_sense_then_synset_order(small_lexicon):
     assert lex.meta["format"] == str(LEXICON_FORMAT) and int(lex.meta["links"]) == 16 + _GLOSSARY_LINKS
 
 
+def test_a_word_met_before_is_a_memo_lookup_without_an_import(small_lexicon, monkeypatch):
+    """QA round 151-P: translated_terms imported the lexicon's direction names on every call, a word already in the
+    memo too (≈ 0.7 µs each, several words a query), and took its own term out of every word's translations with a
+    generator where most hold no such term. Same outcome: the translations as a tuple, the word's own term left out."""
+    import builtins
+
+    lex = small_lexicon
+    first = translated_terms("uykus", "uykusu", lex, True)
+    assert first == ("sleep", "slumber") and translated_terms("nehir", "river", lex, False) == ("ırmak",)
+    imported = []
+    real_import = builtins.__import__
+    monkeypatch.setattr(builtins, "__import__", lambda name, *a, **k: imported.append(name) or real_import(name, *a, **k))
+    assert translated_terms("uykus", "uykusu", lex, True) is first and imported == []
+
+
 def test_a_turkish_word_is_looked_up_by_its_longest_root(small_lexicon):
     lex = small_lexicon
     assert translated_terms("uykus", "uykusu", lex, True) == ("sleep", "slumber")  # not uykusuz, "sleepless"

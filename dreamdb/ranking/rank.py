@@ -969,10 +969,10 @@ def lookup_keys(term: str, word: str, from_turkish: bool) -> tuple[list[str], tu
 def _prefetch(lexicon, pairs: list[tuple[str, str]], from_turkish: bool) -> None:
     """Look the ``(term, word)`` pairs up in the lexicon in one statement
     (:meth:`dreamdb.lexicon.Lexicon.prefetch`), so that their :func:`translated_terms` find them cached."""
-    from dreamdb.lexicon import EN_TR, TR_EN
-
     if lexicon.in_memory:
         return
+    from dreamdb.lexicon import EN_TR, TR_EN
+
     pairs = [(t, w) for t, w in pairs if (t, w, from_turkish) not in lexicon.memo]
     if len(pairs) > 1 and lexicon.analysed:
         forms = [lookup_keys(t, w, from_turkish) for t, w in pairs]
@@ -1013,15 +1013,16 @@ def translated_terms(term: str, word: str, lexicon, from_turkish: bool) -> tuple
         lexicon: :class:`dreamdb.lexicon.Lexicon` (its ``memo`` keeps each word's outcome).
         from_turkish: translate Turkish → English (else English → Turkish).
     """
-    from dreamdb.lexicon import EN_TR, TR_EN
-
     memo = lexicon.memo
     key = (term, word, from_turkish)
     terms = memo.get(key)
     if terms is None:
+        from dreamdb.lexicon import EN_TR, TR_EN  # (here: a word met before costs a dict access, not an import)
+
         words, stems, ascii = lookup_keys(term, word, from_turkish)
         found = lexicon.translated_terms(TR_EN if from_turkish else EN_TR, words, stems, ascii=ascii)
-        terms = tuple(t for t in found if t != term)
+        # (the word's own term left out; most words' translations do not hold it, and are kept as they are)
+        terms = tuple(t for t in found if t != term) if term in found else tuple(found)
         if len(memo) >= RESOLVED_WORDS_MAX:
             memo.clear()
         memo[key] = terms
