@@ -98,9 +98,10 @@ ADDRESSEES = frozenset(tuple(p.split()) for p in (
     "buddy", "mate", "bro", "dude", "assistant", "bot",
     "hocam", "dostum", "kanka", "kardeşim", "abi", "arkadaşlar", "arkadaşım", "millet", "ekip", "herkes", "herkese",
     "canım", "asistan"))
-"""Whom a greeting is said to, after it in its clause (:func:`greeting_clause_end`): the assistant's name and the
-vocatives of a chat, English and Turkish, a closed list ("hi claude, how are you?", "Günaydın Claude", "selam
-millet"). Any other word after a greeting makes its clause a question's words ("hello world", "hi hook")."""
+"""Whom a greeting is said to, after it in its clause or in a clause of its own after it (:func:`greeting_clause_end`):
+the assistant's name and the vocatives of a chat, English and Turkish, a closed list ("hi claude, how are you?",
+"Günaydın Claude", "selam millet", "Good morning, Claude!"). Any other word after a greeting makes its clause a
+question's words ("hello world", "hi hook")."""
 _LONGEST_PHRASE = max(map(len, ACKNOWLEDGEMENT_PHRASES | GREETING_PHRASES))
 _LONGEST_GREETING_QUESTION = max(map(len, GREETING_QUESTIONS))
 _LONGEST_ADDRESSEE = max(map(len, ADDRESSEES))
@@ -804,19 +805,28 @@ def greeting_clause_end(text: str) -> int:
     question's words, whatever its case: "hello world", "Hello World", "hello world pr", "good morning standup", "hi
     hook" (QA round 150-H F1: "hello, how does sync work?" recalled the objective Hello World PR, "merhaba, sync nasıl
     çalışıyor?" changelog entries titled "merhaba", and "hi claude, how are you?" notes on Claude). Clauses are read
-    one after another ("Hello! Good morning, …")."""
+    one after another ("Hello! Good morning, …"); a clause made only of an addressee, after a greeting clause (or such
+    an addressee's), is the greeting's too: "Good morning, Claude!", "Hello, Claude", "hey there, team!" (QA round
+    151-A F1: they injected notes on Claude and teams, and "Hi, Claude. How does sync work?" recalled ``claude``
+    beside the question). Another word in it makes it a question's: "hello, world" is recalled as "world"."""
     from dreamdb.analyzer import lower, normalize
 
     greetings, phrases = _greeting_keys()
     questions, stop = _acknowledgement_keys()[3:]
     stop = stop - questions  # (a question's words are no greeting's: "günaydın, başlayalım mı?" asks)
-    end = 0
+    addressees = _addressee_keys()
+    end, greeted = 0, False
     while True:
         m = _OPENING_CLAUSE().match(text, end)
         if m is None or not m.group(1).strip():
             return end
-        words = [k for k in (_acknowledgement_key(lower(normalize(w))) for w in _WORD_RE().findall(m.group(1)))
-                 if k not in stop or k in greetings]
+        keys = [_acknowledgement_key(lower(normalize(w))) for w in _WORD_RE().findall(m.group(1))]
+        # (a clause made only of an addressee, after a greeting's, is said to it: "Good morning, Claude!", "hey
+        # there, team!"; its stopwords passed over but for an addressee's own, there, all, everyone: QA round 151-A F1)
+        if greeted and tuple(k for k in keys if k not in stop or (k,) in addressees) in addressees:
+            end = m.end()
+            continue
+        words = [k for k in keys if k not in stop or k in greetings]
         i = 0
         while i < len(words):  # greetings, each a word or a phrase
             n = next((n for n in range(min(_LONGEST_PHRASE, len(words) - i), 1, -1)
@@ -824,9 +834,9 @@ def greeting_clause_end(text: str) -> int:
             if not n:
                 break
             i += n
-        if not i or (i < len(words) and tuple(words[i:]) not in _addressee_keys()):
+        if not i or (i < len(words) and tuple(words[i:]) not in addressees):
             return end
-        end = m.end()
+        end, greeted = m.end(), True
 
 
 _WORD_RE = LazyPattern(r"[^\W_]+")

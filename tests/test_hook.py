@@ -1746,6 +1746,42 @@ def test_a_greeting_that_opens_a_question_is_not_recalled(tmp_path, monkeypatch)
     assert H.without_greeting("hi hook") == "hi hook" and not H._is_acknowledgement("hi hook")  # (too short to recall)
 
 
+def test_an_addressee_in_a_clause_of_its_own_after_a_greeting_is_the_greetings(tmp_path, monkeypatch):
+    """QA round 151-A F1: an addressee was part of a greeting only in the greeting's clause ("Günaydın Claude"), so
+    "Good morning, Claude!", "Hello, Claude", "Merhaba, Claude" and "hey there, team!" injected notes on Claude and
+    on teams, "Good morning, Claude! How does the tray menu work?" recalled other notes than the question alone, and
+    "Hi, Claude. How does sync work?" recalled ``claude`` too. A clause made only of addressees after a greeting
+    clause is the greeting's; one with another word stays a query ("Hello, world")."""
+    from dreamdb import hook as H
+
+    vault = filled_vault(tmp_path, {
+        "knowledge/hello.md": "---\ntitle: Hello World PR\n---\nSay hello to the world: the first PR, merged.\n",
+        "knowledge/tray.md": "---\ntitle: Tray menu\n---\nThe tray menu lists the open vaults; click one to sync"
+                             " it.\n",
+        "knowledge/sync.md": "---\ntitle: Brain repo sync\n---\nThe sync pushes the vault to the brain repo and pulls"
+                             " it back; sync conflicts are merged by hand.\n",
+        "knowledge/claude.md": "---\ntitle: Claude settings\n---\nClaude reads its settings from the claude folder;"
+                               " claude code, claude everywhere.\n",
+        "knowledge/team.md": "---\ntitle: Team ready\n---\nMake the vault team ready: every team shares it.\n"},
+        fillers=20)
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(tmp_path / "h.log"))
+    for prompt in ("Good morning, Claude!", "Hello, Claude", "Merhaba, Claude", "hey there, team!", "Hi, Claude, team!",
+                   "hello, everyone!", "Selam, Claude Code."):
+        assert H._is_acknowledgement(prompt) and H.run(payload(prompt, vault.parent)) == "", prompt
+    assert H.without_greeting("Good morning, Claude! How does the tray menu work?") == "How does the tray menu work?"
+    assert H.without_greeting("Hi, Claude. How does sync work?") == "How does sync work?"
+    for prompt, alone in (("Good morning, Claude! How does the tray menu work?", "How does the tray menu work?"),
+                          ("Hi, Claude. How does sync work?", "How does sync work?")):
+        block = H.run(payload(prompt, vault.parent))
+        assert block.startswith(H.HEADER) and block == H.run(payload(alone, vault.parent)), (prompt, block)
+        assert "[knowledge/claude]" not in block, (prompt, block)
+    # an addressee's clause not after a greeting, or with another word, stays a query
+    assert H.without_greeting("Hello, world") == "world" and not H._is_acknowledgement("Hello, world")
+    assert H.without_greeting("Claude, team") == "Claude, team" and not H._is_acknowledgement("Claude, team")
+    assert H.without_greeting("hello, claude settings") == "claude settings"
+    assert "[knowledge/claude]" in H.run(payload("hello, claude settings", vault.parent))
+
+
 def test_a_long_id_is_shown_by_its_start_and_end_in_the_block(tmp_path, monkeypatch):
     """QA round 150-F F5: a changelog entry's id is made of its scope, and a scope listing 80 files gave a
     2,500-character id line (and superseded-by) in the block, whose titles and snippets are cut. The id shown is at
