@@ -731,6 +731,34 @@ def test_a_sentence_run_on_at_its_period_is_no_file_name(tiny_vault, small_lexic
         assert "bat" not in plan.resolved and "bat" not in plan.translated, (plan.resolved, plan.translated)
 
 
+def test_a_stopword_python_knows_as_an_extension_ends_a_file_name(tiny_vault, small_lexicon):
+    """QA round 151-A F2: the part after a ``word.xx``'s dot was a sentence's next word whenever it was a stopword,
+    and ``so`` is one: "rename foo in utils.so" translated ``utils`` by its stem (``hayır``) and brought a Turkish
+    note at BM25 0, where "rename foo in utils.py" did not. A stopword that Python's mimetypes tables list as a
+    file's extension (``so``, ``me``) ends a name; other stopwords still run a sentence on (``cache.then``)."""
+    from dreamdb.analyzer import normalize
+    from dreamdb.ranking.rank import known_extensions, name_words, run_on_sentence
+
+    assert {"so", "me", "py", "bat", "bin", "zip"} <= known_extensions()
+    assert "then" not in known_extensions() and "ama" not in known_extensions() and "bu" not in known_extensions()
+    for name in ("utils.so", "libfoo.SO", "intro.me", "başlat.bat", "çıktı.bin"):
+        assert not run_on_sentence(name), name
+    for name in ("cache.then", "temizlenmiyor.ama", "çöktü.bu", "YOLLAR.BU", "var.ne"):
+        assert run_on_sentence(name), name
+    assert name_words("rename foo in utils.so") == {"utils", "so"}
+    assert name_words(normalize("fix the cache.then restart")) == frozenset()
+    write_doc(tiny_vault, "knowledge/sunucu.md", "---\ntitle: Sunucu ayarları\n---\nBu sunucu için yedekleme planı.\n")
+    write_doc(tiny_vault, "knowledge/river-loader.md", "---\ntitle: River loader\n---\nThe river loader reads the "
+              "gauge files; rename foo there.\n")
+    with dreamdb.open(tiny_vault, lexicon=small_lexicon) as ix:
+        ix.sync()
+        vocabulary = ix._vocabulary()
+        # (servers is no note's word: as a word it is translated, sunucu; in a file name it is a name's part)
+        for q in ("rename foo in servers.so", "rename foo in servers.py"):
+            assert plan_query(q, vocabulary=vocabulary, lexicon=small_lexicon).resolved == {}, q
+            assert [h.slug for h in ix.recall(q, top=3)] == ["river-loader"], q
+
+
 def test_english_queries_on_english_notes_are_untouched(tiny_vault, small_lexicon):
     for rel, text in ENGLISH_NOTES.items():
         write_doc(tiny_vault, rel, text)

@@ -675,8 +675,22 @@ period is none either (:func:`run_on_sentence`: ``cache.then``)."""
 
 @lru_cache(maxsize=1)
 def _run_on_openers() -> frozenset[str]:
-    """:data:`dreamdb.analyzer.STOPWORDS`, with the Turkish ones typed without their letters too (``cok``, ``icin``)."""
-    return STOPWORDS | frozenset(w.translate(TURKISH_TO_ASCII) for w in STOPWORDS)
+    """:data:`dreamdb.analyzer.STOPWORDS`, with the Turkish ones typed without their letters too (``cok``, ``icin``),
+    less the file extensions Python knows (:func:`known_extensions`: ``so``, ``me``)."""
+    return (STOPWORDS | frozenset(w.translate(TURKISH_TO_ASCII) for w in STOPWORDS)) - known_extensions()
+
+
+@lru_cache(maxsize=1)
+def known_extensions() -> frozenset[str]:
+    """The file extensions of Python's :mod:`mimetypes` built-in tables (``py``, ``so``, ``bat``, ``bin``, ``zip``;
+    without the dot, in lower case), read without the system's files (``/etc/mime.types``, the Windows registry,
+    which ``mimetypes.init`` adds and differ from machine to machine): the same on every machine for a Python
+    version; later versions add some (3.14: ``md``, ``yaml``, ``toml``, ``deb``), none of them a stopword."""
+    import mimetypes
+
+    tables = (getattr(mimetypes, "_types_map_default", None) or mimetypes.types_map,
+              getattr(mimetypes, "_common_types_default", None) or mimetypes.common_types)
+    return frozenset(e[1:].lower() for t in tables for e in t)
 
 
 def run_on_sentence(name: str) -> bool:
@@ -686,8 +700,12 @@ def run_on_sentence(name: str) -> bool:
     and no path (a ``/`` or ``\\``: ``src/utils.py`` and ``archive.tar.gz``, ``www.example.de`` are names, whatever
     their last part) and the word after its dot, in lowercase (a sentence typed in capitals has its first word so:
     ``YOLLAR.BU``), is a stopword of either language (:data:`dreamdb.analyzer.STOPWORDS`, Turkish ones typed without
-    their letters too): a sentence's first word often is one, an extension almost never (a host's country may be:
-    ``example.de`` and ``example.it`` are read as words, as every name was before QA round 150-F F4).
+    their letters too): a sentence's first word often is one, an extension seldom (a host's country may be:
+    ``example.de`` and ``example.it`` are read as words, as every name was before QA round 150-F F4). A stopword
+    Python knows as a file extension (:func:`known_extensions`: ``so``, ``me``) is one: ``utils.so`` is a name (QA
+    round 151-A F2: read as a sentence, "rename foo in utils.so" translated ``utils`` by its stem, ``hayır``, and
+    brought a Turkish diagram note at BM25 0). Extensions no such table lists (``Makefile.in``, ``a.out``) and
+    countries' hosts stay read as a sentence's words.
 
     Not a word a lexicon lists: it lists ``md``, ``log``, ``go``, ``zip``, ``org``, ``dev``, ``bin``, ``git``, ``bat``,
     ``bak``, ``mat`` and ``cs``, the extensions of ``README.md``, ``main.go``, ``başlat.bat``, ``yedek_şema.bak``,
