@@ -519,6 +519,75 @@ def test_entries_object_shape_and_ascending_order(vault: Path):
     assert raw[cut:-len(original[cut:])] == ",\n    " + json.dumps(data["entries"][2], indent=2).replace("\n", "\n    ")
 
 
+@pytest.mark.parametrize("newer, older", [
+    ("2026-08-17T20:00Z", "2026-229T08:00Z"),  # an ordinal date sorts after a calendar one as written
+    ("2026-08-17T20:00Z", "20260817T080000Z"),  # the basic form sorts before it
+    ("2026-08-17T20:00Z", "2026-W34-1T08:00Z"),  # a week date
+    ("2026-08-17T10:00Z", "2026-08-17T12:00+05:00"),  # an offset: 07:00 UTC
+    ("2026-08-17 10:00:00 -5", "2026-08-17T12:00Z"),  # a YAML 1.1 timestamp: 15:00 UTC
+])
+def test_changelog_ids_count_from_the_oldest_entry_whatever_form_its_date_is_written_in(tmp_path: Path, newer, older):
+    """QA round 151-D F2: which end of the file is the oldest was told by comparing the dates as written, so a file
+    listing 2026-08-18T20:00Z before 2026-230T08:00Z (the same day, earlier) was read as oldest-first: the newer
+    entry was -1, and writing the older one's date as 2026-08-18T08:00Z swapped the ids; remember added at the
+    wrong end. The instants are compared, by the parser and remember alike."""
+    from dreamdb.vault.parse import parse_changelog
+
+    entries = [{"date": newer, "type": "fix", "scope": "s", "summary": "newer"},
+               {"date": older, "type": "fix", "scope": "s", "summary": "older"}]
+    assert changelog_ids(entries) == ["2026-08-17-s-2", "2026-08-17-s-1"]  # newest first
+    assert changelog_ids(entries[::-1]) == ["2026-08-17-s-1", "2026-08-17-s-2"]  # oldest first
+    docs, _warnings = parse_changelog("core/CHANGELOG.json", json.dumps(entries))  # the sync's ids
+    assert [(d.slug, d.body) for d in docs] == [("2026-08-17-s-2", "newer"), ("2026-08-17-s-1", "older")]
+    # remember adds at the newest end: first in a newest-first file, last in an oldest-first one
+    for listed, at in ((entries, 0), (entries[::-1], -1)):
+        path = tmp_path / str(at) / "_dream_context" / "core" / "CHANGELOG.json"
+        path.parent.mkdir(parents=True)
+        path.write_text(json.dumps(listed), encoding="utf-8")
+        entry = remember(path.parent.parent, "newest", type="fix", scope="t", now=NOW)
+        data = json.loads(path.read_text(encoding="utf-8"))
+        assert data[at].get("description") == "newest" and entry["id"] == "2026-08-18-t-1"
+        kept = changelog_ids(data)[1:] if at == 0 else changelog_ids(data)[:-1]
+        assert kept == changelog_ids(listed)  # no id moved
+    # where neither end would rename an entry (none shares a date and scope), remember's own reading of the file's
+    # order places it: the parser's
+    listed = [{**entries[0], "scope": "a"}, {**entries[1], "scope": "b"}]
+    path = tmp_path / "distinct" / "_dream_context" / "core" / "CHANGELOG.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(listed), encoding="utf-8")
+    remember(path.parent.parent, "newest", type="fix", scope="t", now=NOW)
+    assert json.loads(path.read_text(encoding="utf-8"))[0].get("description") == "newest"
+
+
+def test_remember_refusing_to_renumber_names_the_latest_entry_by_its_instant(tmp_path: Path):
+    """The entry dated after the new one that the refusal names is the latest by its instant (QA round 151-D F2:
+    2026-230T10:00Z, written so, sorted after 2026-08-19)."""
+    path = tmp_path / "_dream_context" / "core" / "CHANGELOG.json"
+    path.parent.mkdir(parents=True)
+    content = json.dumps([{"date": "2026-08-18T08:00Z", "type": "fix", "scope": "s", "summary": "a"},
+                          {"date": "2026-230T10:00Z", "type": "fix", "scope": "s", "summary": "b"},
+                          {"date": "2026-08-19", "type": "fix", "scope": "x", "summary": "c"}])
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(WriteRefused) as info:
+        remember(path.parent.parent, "new", type="fix", scope="s", now=NOW)
+    assert "holds an entry dated after it (2026-08-19)" in info.value.message
+    assert path.read_text(encoding="utf-8") == content
+
+
+def test_changelog_dates_that_cannot_be_read_are_compared_as_written():
+    """Where fewer than two dates can be read, the first and last are compared as text, as before (ids unchanged);
+    where two can, those (the first and last readable) decide."""
+    from dreamdb.vault.parse import changelog_newest_first
+
+    assert changelog_newest_first([{"date": "Aug 19, 2026"}, {"date": "Aug 18, 2026"}]) is True
+    assert changelog_newest_first([{"date": "Aug 18, 2026"}, {"date": "Aug 19, 2026"}]) is False
+    assert changelog_newest_first([{"date": "2026-12-01"}, {"date": "2026-9-30"}]) is False  # one readable: as text
+    assert changelog_newest_first([{"date": "soon"}, {"date": "2026-08-19T01:00+05:00"}, {"date": "20260818"},
+                                   {"date": "later"}]) is True  # 2026-08-18T20:00Z after 2026-08-18
+    assert changelog_newest_first([{"date": "2026-08-18"}, {"summary": "no date"}]) is None
+    assert changelog_newest_first([]) is None
+
+
 def test_empty_array_and_one_line_shapes(vault: Path):
     path = vault / "core" / "CHANGELOG.json"
     path.write_text('{"entries": []}', encoding="utf-8")

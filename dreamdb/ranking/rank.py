@@ -1398,9 +1398,10 @@ def superseded_by(conn, doc_ids=None) -> dict[str, str]:
 
     Newest: the latest ``date``; of entries of one date, the one nearer the file's newest end (its
     first entries when the file lists the newest first, as the reference tool writes it, else its last;
-    told by comparing the dates of its first and last entries: newest-first only when the first is
-    later, the rule of :func:`dreamdb.vault.parse.changelog_slugs`, so ``remember``, which appends
-    where the dates tie, and this agree: QA round 41), then the higher ``doc_id``. Not the
+    told by comparing the dates (``date_days``) of its first and last entries with one: newest-first only when
+    the first is later, the rule of :func:`dreamdb.vault.parse.changelog_newest_first` by which the ids are
+    numbered, so ``remember``, which appends where the dates tie, and this agree: QA round 41), then the higher
+    ``doc_id``. Not the
     largest ``doc_id`` (QA round 40: ``…-writes-2`` sorted after ``…-note-2``, a newer correction)."""
     newest_first = conn.execute(
         "SELECT (SELECT date_days FROM documents WHERE type = 'changelog' AND date_days IS NOT NULL"

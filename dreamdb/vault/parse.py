@@ -696,22 +696,50 @@ def changelog_slugs(entries: list, bases: list[str] | None = None) -> list[str]:
     (QA round 130-C F8: the slug of such a scope was ``section``, ids such as ``2026-12-06-section-1``).
     ``n`` (1-based) counts the entries sharing the same date and scope from the
     oldest end of the file, so adding a new entry at the newest end (either
-    order, detected from the first and last dates) never renames old ones.
+    order, detected from the first and last dates: :func:`changelog_newest_first`) never renames old ones.
 
     ``bases``: the entries' :func:`changelog_bases`, when the caller has them already (``remember`` numbers the
     file with its new entry at either end, under the vault lock, without slugging every entry again: QA round
     135-E F1).
     """
     bases = changelog_bases(entries) if bases is None else bases
-    dates = [str(e.get("date") or "") for e in entries if isinstance(e, dict) and e.get("date")]
-    newest_first = len(dates) >= 2 and dates[0] > dates[-1]
-    order = range(len(entries) - 1, -1, -1) if newest_first else range(len(entries))
+    order = range(len(entries) - 1, -1, -1) if changelog_newest_first(entries) else range(len(entries))
     counts: dict[str, int] = {}
     slugs = [""] * len(entries)
     for i in order:
         counts[bases[i]] = counts.get(bases[i], 0) + 1
         slugs[i] = f"{bases[i]}-{counts[bases[i]]}"
     return slugs
+
+
+def changelog_entry_instant(entry) -> float | None:
+    """A changelog entry's date as the instant the sync stores for it (seconds since 1970 UTC: its
+    :func:`date_value`, a date alone at midnight UTC), ``None`` when it has none that can be read."""
+    written = date_value(entry.get("date")) if isinstance(entry, dict) else None
+    when = parse_date_value(written) if written is not None else None
+    return None if when is None else when.timestamp()
+
+
+def changelog_newest_first(entries: list) -> bool | None:
+    """Whether a changelog lists its newest entries first (``None`` when fewer than two entries have a date): its
+    first entry with a date that can be read is later than its last, the instants compared (a week or ordinal
+    date, ``20260818``, an offset or a one-digit month, as :func:`date_value` reads each); where fewer than two
+    dates can be read, the first and last dates as written are compared as text, as every date once was.
+
+    :func:`changelog_slugs` numbers from the other end, and ``remember`` adds at this end, one decision for both.
+    Before, the dates were compared as written: ``2026-08-18T20:00Z`` sorted after ``2026-230T08:00Z`` (the same
+    day, later), and ``2026-12-01`` before ``2026-9-30``, so such a file was numbered from its newest end (QA round
+    151-D F2)."""
+    dated = [i for i, e in enumerate(entries) if isinstance(e, dict) and e.get("date")]
+    if len(dated) < 2:
+        return None
+    # (the first readable date from each end: a file of 20,000 entries reads two, not every one)
+    first = next(((i, t) for i in dated if (t := changelog_entry_instant(entries[i])) is not None), None)
+    last = None if first is None else next(
+        ((i, t) for i in reversed(dated) if (t := changelog_entry_instant(entries[i])) is not None), None)
+    if first is not None and last is not None and first[0] != last[0]:
+        return first[1] > last[1]
+    return str(entries[dated[0]].get("date")) > str(entries[dated[-1]].get("date"))
 
 
 def changelog_bases(entries: list) -> list[str]:

@@ -146,9 +146,11 @@ class _ChangelogFile:
         return self._ids
 
     def prefers_first(self) -> bool:
-        """True when new entries go first: the file is newest-first, or has < 2 dated entries."""
-        dated = [str(e.get("date")) for e in self.entries if isinstance(e, dict) and e.get("date")]
-        return len(dated) < 2 or dated[0] > dated[-1]
+        """True when new entries go first: the file is newest-first, or has < 2 dated entries
+        (:func:`dreamdb.vault.parse.changelog_newest_first`, the decision its ids are numbered by)."""
+        from dreamdb.vault.parse import changelog_newest_first
+
+        return changelog_newest_first(self.entries) is not False
 
     def ensure_ascii(self) -> bool:
         """Whether new entries are written with ``\\uXXXX`` escapes: the file is ASCII and already uses them."""
@@ -538,7 +540,7 @@ def _insert_entry(vault: Path, path: Path, entry: dict[str, Any], supersedes: st
         FileChanged: another program wrote the file between the read and the rename (nothing was changed).
         WriteRefused, UsageError, NotFound: as :func:`remember`.
     """
-    from dreamdb.vault.parse import changelog_bases, changelog_slugs
+    from dreamdb.vault.parse import changelog_bases, changelog_entry_instant, changelog_slugs
 
     path = _confined(vault, path)
     changelog = _read_changelog(path, read_before)  # (again: another writer may have changed it since the first read)
@@ -563,7 +565,10 @@ def _insert_entry(vault: Path, path: Path, entry: dict[str, Any], supersedes: st
     else:  # an entry dated after the new one (tomorrow's) turns the file's order: either end renames one
         moved = next(f"changelog/{a} would become changelog/{b}" for a, b in zip(old_ids, new_ids[:index] + new_ids[index + 1:])
                      if a != b)
-        ahead = max((str(e.get("date")) for e in changelog.entries if isinstance(e, dict) and e.get("date")), default="")
+        # (the latest by its instant, as the file's order is told: 2026-230T23:00Z is after 2026-08-18T20:00Z)
+        ahead = max(((t, str(e.get("date"))) for e in changelog.entries if (t := changelog_entry_instant(e)) is not None),
+                    default=(0.0, max((str(e.get("date")) for e in changelog.entries
+                                       if isinstance(e, dict) and e.get("date")), default="")))[1]
         raise WriteRefused(f"Adding the entry would renumber an existing one ({moved}): core/CHANGELOG.json holds an "
                            f"entry dated after it ({ahead}); nothing was written.",
                            hint="Correct that entry's date if it is a mistake (ids count the entries of one date and "
