@@ -163,6 +163,15 @@ def make_private_folders(folder: Path) -> None:
         os.chmod(made, 0o700)  # (the umask may have taken bits away: 0700 exactly)
 
 
+def private_file_lock(path: str | os.PathLike, timeout: float = -1):
+    """A :class:`filelock.FileLock` on ``path`` whose lock file, when this lock makes it, is mode 0600 whatever the
+    umask, as every file dreamdb makes in its cache folder and beside an index (QA round 151-D F1: ``embed.lock`` and
+    ``index.db.rebuild.lock`` were made 0666 under ``umask 000``, filelock's default mode going through the umask)."""
+    from filelock import FileLock
+
+    return FileLock(str(path), timeout=timeout, mode=0o600)
+
+
 def _refuse_unsafe_cache_folder(folder: Path, elsewhere: str | None) -> None:
     """Refuse the per-vault folder ``<cache>/<key>`` of a read-only vault's index (:func:`cache_index_path`) where
     another user could put files in it: it is a link (its name is predictable: another user's link there took the

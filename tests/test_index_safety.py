@@ -3380,6 +3380,45 @@ def test_the_cache_folders_are_private_and_a_planted_one_is_refused(example_vaul
         _set_writable(example_vault, True)
 
 
+def test_every_file_and_folder_dreamdb_makes_in_the_cache_is_private_whatever_the_umask(example_vault, tmp_path,
+                                                                                        monkeypatch):
+    """QA round 151-D F1: docs/vault.md says the folders dreamdb makes in the user cache are mode 0700 and its files
+    0600 whatever the umask, but under ``umask 000`` the embeddings' ``embed.lock`` and the rebuild's
+    ``index.db.rebuild.lock`` (filelock's default mode) were 0666, and ``hook install``'s ``claude-folders-made``
+    folder and its records 0777 and 0666."""
+    from dreamdb import hook_settings
+
+    root = tmp_path / "dreamdb-cache"
+    monkeypatch.setenv("DREAMDB_CACHE_DIR", str(root))
+    project = tmp_path / "project"
+    (project / ".claude").mkdir(parents=True)
+    old = os.umask(0)
+    try:
+        _set_writable(example_vault, False)
+        with dreamdb.open(example_vault) as index:
+            assert index.index_path == config.cache_index_path(example_vault)
+            assert _top(index, "sleep debt")
+            index.status()  # (asks whether a refresh holds embed.lock)
+        with open(index.index_path, "r+b") as damaged:  # (a rebuild, under index.db.rebuild.lock)
+            damaged.seek(100)
+            damaged.write(b"\xff" * 4000)
+        with dreamdb.open(example_vault) as index:
+            assert _top(index, "sleep debt")
+            assert any("rebuilt from the vault" in n for n in index.notes)
+        hook_settings._record_made_folder(project / ".claude")
+        assert hook_settings._made_folder_record(project / ".claude") is not None
+    finally:
+        os.umask(old)
+        _set_writable(example_vault, True)
+    folder = config.cache_index_path(example_vault).parent
+    made = {os.path.relpath(os.path.join(at, name), root): stat.S_IMODE(os.lstat(os.path.join(at, name)).st_mode)
+            for at, dirs, files in os.walk(root) for name in dirs + files}
+    assert {"embed.lock", "index.db.rebuild.lock"} <= set(os.listdir(folder))
+    assert any(path.startswith(hook_settings.MADE_FOLDERS + os.sep) for path in made)
+    assert {path: mode for path, mode in made.items()
+            if mode != (0o700 if os.path.isdir(root / path) else 0o600)} == {}
+
+
 def test_an_empty_file_given_as_the_index_is_taken_as_a_new_index(example_vault, tmp_path, monkeypatch):
     """QA round 147-F F3: README says DREAMDB_INDEX never overwrites another file; an empty one holds nothing to lose
     and is taken as a new index, mode 0600 (as dreamdb's own left empty by a crash before its first write), as README

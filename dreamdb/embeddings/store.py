@@ -160,9 +160,9 @@ class _RefreshLock:
         self._timeout = -1 if timeout is None else timeout
         self._on_wait = on_wait
         if path is not None:
-            from filelock import FileLock
+            from dreamdb.config import private_file_lock
 
-            self._lock = FileLock(str(path.parent / LOCK_FILE_NAME), timeout=self._timeout)
+            self._lock = private_file_lock(path.parent / LOCK_FILE_NAME, timeout=self._timeout)  # (0600: QA 151-D F1)
 
     def __enter__(self):
         if self._lock is not None:
@@ -214,9 +214,11 @@ def refresh_running(conn) -> bool:
     path = index_file(conn)
     if path is None:
         return False
-    from filelock import FileLock, Timeout
+    from filelock import Timeout
 
-    lock = FileLock(str(path.parent / LOCK_FILE_NAME), timeout=0)
+    from dreamdb.config import private_file_lock
+
+    lock = private_file_lock(path.parent / LOCK_FILE_NAME, timeout=0)
     try:
         lock.acquire(timeout=0)
     except Timeout:
