@@ -1157,3 +1157,33 @@ def test_the_report_records_the_program_options_typed_before_eval(tmp_path):
                        cwd=ROOT, timeout=300)
     assert r.returncode == 0, r.stderr
     assert "- command: `dreamdb -- eval " + " ".join(tail) + "`" in report.read_text(encoding="utf-8")
+
+
+def test_baseline_says_whether_bm25s_ran_not_whether_it_was_asked_for(tmp_path, monkeypatch):
+    """QA round 151-D F3: docs/json.md says ``baseline`` is whether bm25s ran beside dreamdb, but the run stored the
+    --baseline flag: true where bm25s could not be imported and every track said it was unavailable. It is whether
+    bm25s ran, and a run asking for it without it says why in ``notes``."""
+    data = _gold_data(tmp_path)
+    said = []
+
+    def run(cache, baseline):
+        return suite.run_suite(["dreamcontext"], data=data, cache=tmp_path / cache, modes=["bm25"], baseline=baseline,
+                               explicit=True, log=said.append)
+
+    assert run("off", False)["baseline"] is False
+    from dreamdb.evaluation.baseline import available
+
+    if available() is None:  # (bm25s installed: it runs)
+        ran = run("on", True)
+        assert ran["baseline"] is True and "build_s" in ran["sets"]["dreamcontext"]["indexes"]["vault"]["bm25s"], ran
+        assert not any("bm25s" in n for n in ran["notes"])
+    monkeypatch.setitem(sys.modules, "bm25s", None)  # (bm25s not importable, as without the eval extra)
+    said.clear()
+    missing = run("missing", True)
+    assert missing["baseline"] is False
+    track = missing["sets"]["dreamcontext"]["tracks"]["gold-train"]
+    assert "unavailable" in track["bm25s"] and "metrics" in track["dreamdb"]["bm25"]
+    assert [n for n in missing["notes"] if n.startswith("the bm25s baseline did not run: bm25s not importable")], \
+        missing["notes"]
+    assert any(s.startswith("note: the bm25s baseline does not run: bm25s not importable") for s in said), said
+    assert "; baseline: off" in suite.render_markdown({**missing, "wall_s": 1.0})

@@ -840,7 +840,9 @@ def run_suite(sets: list[str], *, data: Path, cache: Path, modes: list[str], bas
             still need embedding (embedding runs at a few chunks/s on 2 cores).
 
     Returns:
-        ``{"date", "command", "machine", "quick", "modes", "notes", "wall_s", "sets": {name: run_set(...)}}``.
+        ``{"date", "command", "machine", "quick", "modes", "baseline", "notes", "wall_s", "sets": {name:
+        run_set(...)}}``; ``baseline`` is whether bm25s ran beside dreamdb (over at least one index): false with
+        ``baseline=False`` and where bm25s cannot be imported (then said in ``notes``).
 
     Raises:
         UsageError: bad mode/set or missing data.
@@ -853,7 +855,14 @@ def run_suite(sets: list[str], *, data: Path, cache: Path, modes: list[str], bas
     ok, notes = check_data(Path(data), sets, explicit=explicit)
     t0 = time.perf_counter()
     out = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "command": command,
-           "machine": machine_info(), "quick": quick, "modes": modes, "baseline": baseline, "notes": notes, "sets": {}}
+           "machine": machine_info(), "quick": quick, "modes": modes, "baseline": False, "notes": notes, "sets": {}}
+    if baseline:  # (asked for and not importable: said once, and ``baseline`` stays false, QA round 151-D F3)
+        from dreamdb.evaluation.baseline import available
+
+        unavailable = available()
+        if unavailable:
+            log(f"note: the bm25s baseline does not run: {unavailable}")
+            notes.append(f"the bm25s baseline did not run: {unavailable}")
     plans = []
     if any(s in ("dreamcontext", "xquad") for s in ok):  # (QA round 106 F6: lower Turkish figures, no word why)
         from dreamdb.lexicon import lexicon_status
@@ -877,6 +886,10 @@ def run_suite(sets: list[str], *, data: Path, cache: Path, modes: list[str], bas
         if plan.unknown_qrels:
             res["unknown_qrels"] = plan.unknown_qrels
         out["sets"][s] = res
+        # whether bm25s ran beside dreamdb (over an index of this set or one before), not whether it was asked for:
+        # it was true while every track said bm25s unavailable (QA round 151-D F3)
+        out["baseline"] = out["baseline"] or any("build_s" in info.get("bm25s", {})
+                                                 for info in res["indexes"].values())
     out["wall_s"] = time.perf_counter() - t0
     out["comparisons"] = comparisons(out)
     return out
