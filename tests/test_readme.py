@@ -98,3 +98,21 @@ def test_the_python_api_section_states_the_word_caches_bounds():
     assert (f"up to {analyzer.stem.cache_info().maxsize:,} stemmed words (process-wide) and {RESOLVED_WORDS_MAX:,}"
             " query-word outcomes for each open index") in api
     assert "about 90–110 MB more resident memory" in api
+
+
+def test_the_python_api_section_names_every_error_class():
+    """QA round 151-D F4: the README's list of ``dreamdb.errors`` exceptions left out ``IndexReplaced`` (an
+    IndexUnavailable, exit 4) and ``ModelReplaced`` (a ModelError, exit 8), both exported."""
+    import inspect
+
+    from dreamdb import errors
+
+    listed = README[README.index("Errors are `dreamdb.DreamdbError` subclasses"):]
+    listed = " ".join(listed[:listed.index("\n\n")].split())
+    classes = [name for name, value in vars(errors).items() if inspect.isclass(value)
+               and issubclass(value, errors.DreamdbError) and value is not errors.DreamdbError
+               and value.__module__ == errors.__name__]
+    assert len(classes) >= 18 and [name for name in classes if f"`{name}`" not in listed] == []
+    assert "`IndexUnavailable` (and `IndexDamaged`, `IndexTooNew`, and `IndexReplaced`" in listed
+    assert "`ModelError` (and `ModelReplaced`" in listed
+
