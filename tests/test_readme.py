@@ -116,3 +116,15 @@ def test_the_python_api_section_names_every_error_class():
     assert "`IndexUnavailable` (and `IndexDamaged`, `IndexTooNew`, and `IndexReplaced`" in listed
     assert "`ModelError` (and `ModelReplaced`" in listed
 
+
+def test_the_embedding_time_the_help_gives_is_the_readmes_measured_one():
+    """QA round 151-D F5: ``embed refresh --help`` said the real vault's chunks take about 5 minutes on 2 cores and
+    ``embed dedup --help`` ≈ 5 min, where the README says about 4 (227 s measured)."""
+    minutes = re.search(r"took about (\d+) minutes on 2 cores", " ".join(README.split())).group(1)
+    seconds = int(re.search(r"embedding the real vault \(1,347 chunks\).*?\| (\d+) s \(", README).group(1))
+    assert round(seconds / 60) == int(minutes)
+    runner = CliRunner()
+    refresh = " ".join(runner.invoke(cli, ["embed", "refresh", "--help"]).output.split())
+    dedup = " ".join(runner.invoke(cli, ["embed", "dedup", "--help"]).output.split())
+    assert f"take about {minutes} minutes on 2 cores" in refresh, refresh
+    assert f"the real vault ≈ {minutes} min on 2 cores" in dedup, dedup

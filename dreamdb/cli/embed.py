@@ -166,7 +166,7 @@ def refresh_cmd(vault, force, threads, as_json):
     --force (the texts it had not re-embedded keep their vectors
     meanwhile). Hybrid recall also refreshes
     lazily; run this once after installing the model (the real vault's
-    ~1,350 chunks take about 5 minutes on 2 cores).
+    ~1,350 chunks take about 4 minutes on 2 cores).
 
     \b
     Examples:
@@ -374,7 +374,7 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
     entries (what remember writes) have no vectors and are never compared.
     A --file inside the vault is that note's draft: it is left out. Vectors of the vault that are missing are embedded first
     (a vault never embedded, or embedded with another build of the model,
-    takes minutes: the real vault ≈ 5 min on 2 cores). --if-present never
+    takes minutes: the real vault ≈ 4 min on 2 cores). --if-present never
     embeds the vault: it skips when the installed model has no vectors in
     the index, and otherwise compares against the vectors there are, saying
     how many documents were left out or compared as last embedded. While
