@@ -1611,6 +1611,61 @@ def test_a_note_removed_between_its_lookup_and_its_read_is_not_found(tiny_vault)
     assert caught.value.exit_code == 7
 
 
+
+@pytest.mark.parametrize("command", ["update", "delete"])
+def test_a_note_renamed_while_its_write_access_is_checked_is_not_found_not_immutable(tiny_vault, monkeypatch,
+                                                                                      command):
+    """QA round 151-B F1: a note renamed (mv) while update or delete ran was "cannot be written by this user (mode
+    644, yet writes are refused: an immutable or append-only attribute (lsattr)?)", hint chattr, exit 6: its stat
+    was taken, then it was gone when os.access asked for write access. It is the note moved or removed meanwhile
+    (exit 7), as a note gone before its read is. (The user's mv is made inside os.access, between the two.) A note
+    that stays and is refused is still refused; a file moved into its place meanwhile is checked in turn."""
+    from dreamdb.errors import NotFound, WriteRefused
+    from dreamdb.writes import delete, update
+
+    note = write_doc(tiny_vault, "knowledge/note7.md", "---\ntype: knowledge\nname: n7\n---\nbody\n")
+    real = os.access
+    mv: list[Path | None] = []  # (the note is moved away at the next access check; a file given moved into its place)
+    refuse: list[bool] = [True]  # (os.access refuses the note, as it would a file this user cannot write)
+
+    def access(p, mode, *args, **kwargs):
+        if Path(p) == note and mode & os.W_OK and os.path.exists(p):
+            if mv:
+                os.rename(note, note.with_name("note7b.md"))
+                replacement = mv.pop()
+                if replacement is None:
+                    return real(p, mode, *args, **kwargs)  # (False: no such file)
+                os.rename(replacement, note)
+            if refuse[0]:
+                return False
+        return real(p, mode, *args, **kwargs)
+
+    monkeypatch.setattr(os, "access", access)
+
+    def run():
+        return update(tiny_vault, "knowledge/note7.md", tags=["x"]) if command == "update" else \
+            delete(tiny_vault, "knowledge/note7.md")
+
+    with pytest.raises(WriteRefused, match="cannot be written by this user") as caught:  # (it stays: refused)
+        run()
+    assert caught.value.exit_code == 6 and note.read_text(encoding="utf-8").endswith("body\n")
+    # a write-protected file moved into its place meanwhile is checked: write-protected, not the note's mode 644
+    other = write_doc(tiny_vault, "knowledge/other.md", "---\ntype: knowledge\nname: n8\n---\nother\n")
+    other.chmod(0o444)
+    mv.append(other)
+    with pytest.raises(WriteRefused, match=r"note7\.md is write-protected \(mode 444\)") as caught:
+        run()
+    assert "attribute" not in caught.value.message and note.read_text(encoding="utf-8").endswith("other\n")
+    note.chmod(0o644)
+    refuse[0] = False
+    mv.append(None)  # (moved away, nothing in its place)
+    with pytest.raises(NotFound, match="was moved or removed while dreamdb read it; nothing was changed") as caught:
+        run()
+    assert caught.value.exit_code == 7 and caught.value.hint == "Run dreamdb recall to find it again."
+    assert "attribute" not in caught.value.message and not note.exists()
+    assert (tiny_vault / "knowledge" / "note7b.md").read_text(encoding="utf-8").endswith("other\n")
+
+
 def test_update_and_delete_take_a_path_from_the_project_and_an_id_in_the_hooks_brackets(tmp_path):
     """QA round 132-C F3: `_dream_context/knowledge/x.md` typed in the project folder (as ls and tab completion give
     it) and `[knowledge/x]` copied from the prompt hook's block were "not a document file of the vault"."""

@@ -391,7 +391,7 @@ def _check_deletable(vault: Path, doc_type: str, path: Path, force: bool) -> Non
     folder the move cannot leave or reach (an attribute on the note's folder or the trash: before any hint
     to pin off or to force, which could not help; QA round 44; a read-only one, no write bit even for root:
     :func:`_check_folder_writable`), then without ``force`` a write-protected, unreadable-frontmatter or pinned
-    note."""
+    note; NotFound when (without ``force``) the note was moved or removed before its frontmatter was read."""
     if not path.is_symlink() and path.exists() and not path.is_file():  # (with --force, QA 44: "moved or removed")
         raise WriteRefused(f"{path} is not a regular file (a pipe, device or socket); it was not changed.",
                            hint="dreamdb deletes only notes; remove it yourself if it is not needed.")
@@ -416,6 +416,9 @@ def _check_deletable(vault: Path, doc_type: str, path: Path, force: bool) -> Non
                            hint=force_hint if "write-protected" in exc.message else exc.hint) from exc
     try:
         meta = _load_markdown(path).frontmatter()
+    except FileNotFoundError:  # (gone since it was found, as update says it: QA round 151-B F1)
+        raise NotFound(f"{path} was moved or removed while dreamdb read it; nothing was changed.",
+                       hint="Run dreamdb recall to find it again.") from None
     except WriteRefused as exc:
         raise WriteRefused(f"Not deleting {doc_type}/{path.name[:-3]}: {exc.message}", hint=force_hint) from exc
     from dreamdb.vault.parse import frontmatter_bool

@@ -234,12 +234,31 @@ def _check_file_writable(path: Path) -> None:
     """Raise WriteRefused when the existing file ``path`` is write-protected (no write bit, or no W_OK access)
     or is not a regular file (a pipe, device or socket named ``*.md``: reading a pipe waits forever).
 
-    A missing file passes (it will be created).
+    A missing file passes (it will be created), and so does one moved or removed while it was checked: a refusal
+    is made only after ``path`` is found again as the file checked (QA round 151-B F1: a note renamed by ``mv``
+    meanwhile failed the access check, as it was gone, and was called immutable or append-only, exit 6); the
+    caller's read or write then finds it gone and says so ("was moved or removed while dreamdb read it", exit 7).
+    Another file put in its place meanwhile is checked in turn.
     """
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        return
+    for attempt in range(CHANGED_RETRIES + 1):
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            return
+        try:
+            _check_stat_writable(path, st)
+            return
+        except WriteRefused:
+            try:
+                now = os.stat(path)
+            except FileNotFoundError:
+                return  # (moved or removed meanwhile, not refused)
+            if (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino) or attempt == CHANGED_RETRIES:
+                raise
+
+
+def _check_stat_writable(path: Path, st: os.stat_result) -> None:
+    """:func:`_check_file_writable` for the file ``path`` whose stat was ``st``."""
     if not stat.S_ISREG(st.st_mode):
         raise WriteRefused(f"{path} is not a regular file (a pipe, device or socket); it was not changed.",
                            hint="dreamdb edits only regular files.")
