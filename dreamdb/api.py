@@ -33,7 +33,7 @@ from dreamdb.store import connect as db
 from dreamdb.store.migrations import (current_version, latest_version, migrate, migrations_dir, missing_objects,
                                       pending, unexpected_objects)
 from dreamdb.store.salvage import carry_vectors, open_for_carry
-from dreamdb.store.texts import stored_text_problems
+from dreamdb.store.texts import file_problems, stored_text_problems
 from dreamdb.store.sync import (CLOCK_FILE_NAME, INDEX_FORMAT, SyncReport, escapes_vault, forget_stats,
                                 frontmatter_unread, stored_index_format, sync, text_replaced, unreadable_paths)
 from dreamdb.timeparse import as_utc, parse_instant
@@ -1878,7 +1878,7 @@ class Index:
 
     # -- sync -------------------------------------------------------------------
     @_serialized
-    def check(self) -> list[str]:
+    def check(self, *, files: bool = True) -> list[str]:
         """SQLite's ``PRAGMA integrity_check`` of the index file (≈ 0.15 s for the 7.9 MB real-vault index with the
         statistics checks below, docs/vault.md; ≈ 12 s for quick_check of a 1.1 GB one, about three times that): the
         problems
@@ -1892,14 +1892,19 @@ class Index:
         chunk against its content hash, which also finds text that is not UTF-8, and every document's ``date`` and
         ``expires`` against the day numbers stored beside them
         (:func:`dreamdb.store.texts.stored_text_problems`: bytes overwritten inside a note's text pass
-        integrity_check; ≈ 15 ms on the real vault's index, QA rounds 150-D F1, 150-I F1), and every stored vector
-        read once through sqlite-vec (:func:`_vector_problems`).
+        integrity_check; ≈ 15 ms on the real vault's index, QA rounds 150-D F1, 150-I F1), every stored vector
+        read once through sqlite-vec (:func:`_vector_problems`), and, with ``files``, the rest of every document's row
+        (its status, type, path, level, flags, supersedes: no hash covers them) against what the parser gives for its
+        file, where the file is unchanged since the sync (:func:`dreamdb.store.texts.file_problems`: ≈ 0.12 s more
+        for the real vault, which it reads and parses whole; QA round 151-A F4). ``sync(check=True)`` compares the
+        files when it reads them all again (``reread``, its default).
 
         Raises:
             LockTimeout: the index had to be opened (made, or migrated) while another connection held its write lock
                 past ``lock_timeout_ms``; :class:`~dreamdb.errors.FirstBuildElsewhere` when that connection is making
                 it for the first time (QA round 148-E F1).
         """
+        flags(files=files)
         try:
             rows = [r[0] for r in self.conn.execute(f"PRAGMA integrity_check({QUICK_CHECK_ROWS})")]
             if rows == ["ok"]:
@@ -1907,7 +1912,7 @@ class Index:
                     foreign = unexpected_objects(self.conn)  # (QA round 147-F F1)
                     return ([_not_made_by_dreamdb(foreign)] if foreign else
                             _stats_problems(self.conn) or stored_text_problems(self.conn)
-                            or _vector_problems(self.conn))
+                            or _vector_problems(self.conn) or (file_problems(self.conn, self.vault) if files else []))
         except UnicodeDecodeError as exc:
             return [str(db.undecodable_damage(exc))]
         except db.DatabaseError as exc:
@@ -1953,7 +1958,7 @@ class Index:
                    if self._first_build_elsewhere() else " it can only be read as it is"),
                 hint=self._machine_hint(self._read_only_because))
         started = perf_counter()
-        if check and self._rebuild_if_damaged():
+        if check and self._rebuild_if_damaged(files=reread):
             reread = False  # (a new index reads every file anyway)
         def said(found: list[str]) -> None:  # (a rebuild's warnings, for the report below)
             self.warnings.extend(found)
@@ -2088,15 +2093,15 @@ class Index:
                           f" only once {'it is' if waiting == 1 else 'they are'}, which cannot be done now: {why}")
         return why
 
-    def _rebuild_if_damaged(self) -> bool:
-        """:meth:`check` the index; a damaged one is rebuilt from the vault (the problem in :attr:`warnings`).
-        Returns whether it was.
+    def _rebuild_if_damaged(self, *, files: bool = False) -> bool:
+        """:meth:`check` the index (``files``: its documents against their files too); a damaged one is rebuilt from
+        the vault (the problem in :attr:`warnings`). Returns whether it was.
 
         Raises:
             LockTimeout: another process holds the write lock of the damaged index past ``lock_timeout_ms``.
             IndexUnavailable: it cannot be replaced.
         """
-        problems = self.check()
+        problems = self.check(files=files)
         if not problems:
             return False
         ours = problems[0].startswith(("corpus_stats", "postings", "documents:", "chunks:", "vec_embeddings",

@@ -443,9 +443,9 @@ def test_sync_reports_the_time_of_its_check_too(example_vault):
     index.sync()
     checked = index.check
 
-    def slow_check():
+    def slow_check(**kwargs):
         time.sleep(0.3)
-        return checked()
+        return checked(**kwargs)
 
     index.check = slow_check
     assert index.sync(check=True).elapsed_ms >= 300
@@ -3728,6 +3728,98 @@ def test_the_real_vaults_index_passes_the_date_check(real_index):
     from dreamdb.store.texts import document_text_problems
 
     assert document_text_problems(real_index.conn) == []
+
+
+@needs_real_vault
+def test_the_real_vaults_index_passes_the_file_check(real_index):
+    """QA round 151-A F4: no false alarm on the real vault's 771 documents of 148 files."""
+    from dreamdb.store.texts import file_problems
+
+    assert file_problems(real_index.conn, real_index.vault) == []
+
+
+# ---------------------------------------------------------------- damaged metadata (QA round 151-A F4)
+
+_STATUS_NOTE = "---\ntitle: Alpha gateway\nstatus: in_progress\npriority: high\n---\nalpha gateway body\n"
+
+
+def test_sync_check_finds_a_status_its_file_does_not_give_and_rebuilds(tiny_vault):
+    """QA round 151-A F4: bytes overwritten in a note's stored status ('in_progress' → 'in_progrexs') passed `sync
+    --check` ("index checked: ok": the content hash leaves the status out), and `recall --status in_progress` found
+    nothing. Each document's row is compared with what the parser gives for its file, unchanged since the sync."""
+    write_doc(tiny_vault, "knowledge/alpha.md", _STATUS_NOTE)
+    write_doc(tiny_vault, "core/CHANGELOG.json", json.dumps([
+        {"date": "2026-03-01", "type": "feat", "scope": "gate", "description": "first gateway"},
+        {"date": "2026-03-02", "type": "fix", "scope": "gate", "description": "second gateway",
+         "supersedes": "2026-03-01-feat-gate"}]))
+    with dreamdb.open(tiny_vault) as index:
+        index.sync()
+        assert index.check() == []
+        assert index.conn.execute("SELECT count(supersedes) FROM documents").fetchone()[0] == 1
+        index.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        path = index.index_path
+    path.write_bytes(path.read_bytes().replace(b"in_progress", b"in_progrexs"))  # (the row and its index entry)
+    said = ("documents: 1 document(s) differ from what their file, unchanged since the sync, gives"
+            " (knowledge/alpha: status)")
+    with dreamdb.open(tiny_vault, auto_sync=False) as index:
+        assert index.check() == [said]
+        assert index.check(files=False) == []  # (the file is not read)
+        report = index.sync(check=True, reread=False)  # (embed's check: the vault is not read again)
+        assert not report.rebuilt
+        report = index.sync(check=True)
+        assert report.rebuilt and any(said in w for w in report.warnings), report.warnings
+        assert index.check() == []
+        assert [h.doc_id for h in index.recall("gateway", status="in_progress")] == ["knowledge/alpha"]
+        for sql, found in (("UPDATE documents SET supersedes = 'changelog/2026-03-01-feat-gatf' WHERE supersedes"
+                            " IS NOT NULL", ": supersedes"),
+                           ("UPDATE documents SET level = 1, pinned = 1 WHERE doc_id = 'knowledge/alpha'",
+                            "knowledge/alpha: level, pinned"),
+                           ("UPDATE documents SET type = 'task' WHERE doc_id = 'knowledge/alpha'",
+                            "knowledge/alpha: type"),
+                           ("UPDATE documents SET slug = 'alphb' WHERE doc_id = 'knowledge/alpha'",
+                            "knowledge/alpha: slug")):
+            index.conn.execute(sql)
+            problems = index.check()
+            assert len(problems) == 1 and found in problems[0], (sql, problems)
+            assert index.sync(check=True).rebuilt and index.check() == []
+        from dreamdb.store.texts import file_problems
+
+        index.conn.execute("DELETE FROM documents WHERE supersedes IS NOT NULL")  # (the statistics' check finds it first)
+        assert "core/CHANGELOG.json: 1 of its documents missing" in file_problems(index.conn, tiny_vault)[0]
+        assert index.sync(check=True).rebuilt and index.check() == []
+        index.conn.execute("PRAGMA foreign_keys = OFF")  # (a path overwritten: no file of the index has it)
+        index.conn.execute("UPDATE documents SET source_path = 'knowledge/alphb.md' WHERE doc_id = 'knowledge/alpha'")
+        assert "knowledge/alpha: source_path" in index.check()[0]
+
+
+def test_the_file_check_finds_no_damage_where_the_sync_changed_a_row_after_the_parse(tiny_vault):
+    """QA round 151-A F4: no false alarm: same-named notes (numbered ids), a note moved unchanged to another folder
+    of its type (its row's path updated, not parsed again), changelog entries renumbered by a newer date, memory
+    sections, a bookmark, every flag; a note edited since the sync (the next sync's) and one removed are passed
+    over."""
+    write_doc(tiny_vault, "knowledge/a/notes.md", "---\ntitle: A\npinned: true\nconfidence: 0.7\n---\none\n")
+    write_doc(tiny_vault, "knowledge/b/notes.md", "---\ntitle: B\nlevel: 1\nstatus: AKTİF\n---\ntwo\n")
+    write_doc(tiny_vault, "knowledge/c/notes.md", "---\ntitle: C\ntype: bookmark\nurl: https://x.org\n---\nthree\n")
+    write_doc(tiny_vault, "knowledge/moving.md", "---\ntitle: Moving\nstatus: Done\ntags: [x, '#y']\n---\nfour\n")
+    write_doc(tiny_vault, "knowledge/edited.md", "---\ntitle: Edited\nstatus: draft\n---\nfive\n")
+    write_doc(tiny_vault, "knowledge/removed.md", "---\ntitle: Removed\n---\nsix\n")
+    write_doc(tiny_vault, "core/2.memory.md", "---\nupdated: 2026-03-14\n---\n## A\nx\n## A\ny\n## B\nz\n")
+    entries = [{"date": "2026-03-01", "type": "fix", "scope": "s", "description": f"d{i}"} for i in range(3)]
+    write_doc(tiny_vault, "core/CHANGELOG.json", json.dumps(entries))
+    with dreamdb.open(tiny_vault) as index:
+        index.sync()
+        assert index.check() == []
+        (tiny_vault / "knowledge/d").mkdir()
+        (tiny_vault / "knowledge/moving.md").rename(tiny_vault / "knowledge/d/moving.md")
+        write_doc(tiny_vault, "core/CHANGELOG.json", json.dumps(
+            [{"date": "2026-03-02", "type": "fix", "scope": "s", "description": "new"}] + entries))
+        write_doc(tiny_vault, "knowledge/new/notes.md", "---\ntitle: D\n---\nfour\n")
+        report = index.sync()
+        assert report.added == 2 and report.changed == 1, report
+        assert index.check() == []
+        write_doc(tiny_vault, "knowledge/edited.md", "---\ntitle: Edited\nstatus: final\n---\nfive\n")
+        (tiny_vault / "knowledge/removed.md").unlink()
+        assert index.check() == []
 
 
 def test_a_rebuild_for_damage_the_check_found_says_what_the_index_was(tiny_vault):

@@ -14,7 +14,8 @@ from dreamdb.sqlquery import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S
 @click.option("--force", is_flag=True, help="Re-parse every file, even unchanged ones.")
 @click.option("--check", is_flag=True,
               help="First check the index file for damage (SQLite integrity_check, ≈ 0.15 s for an 8 MB index; and its BM25"
-                   " statistics and postings against its documents, its stored texts against their content hashes);"
+                   " statistics and postings against its documents, its stored texts against their content hashes, each"
+                   " document against what its unchanged file gives);"
                    " rebuild it if damaged. Then read and hash every"
                    " file again, trusting no stored file times (finds an edit the times did not show).")
 @json_option

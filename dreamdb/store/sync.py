@@ -1301,10 +1301,16 @@ _KEY_COLUMNS = ("doc_id, type, source_path, title, description, tags, body, date
 def stored_key(doc) -> tuple:
     """The values of :data:`_KEY_COLUMNS` that :func:`insert_document` stores for ``doc`` under its own id:
     equal keys mean an identical row (but for its ``ordinal``), postings and chunks."""
-    return (doc.doc_id, doc.type, doc.source_path, doc.title, doc.description, json.dumps(doc.tags, ensure_ascii=False),
+    return (doc.doc_id, *stored_fields(doc), content_hash(doc))
+
+
+def stored_fields(doc) -> tuple:
+    """:func:`stored_key` without its first and last values, the id and the content hash (which hashes the id):
+    what ``sync --check`` compares a document's row with (:func:`dreamdb.store.texts.file_problems`), its id
+    being one a sync may number after the parse."""
+    return (doc.type, doc.source_path, doc.title, doc.description, json.dumps(doc.tags, ensure_ascii=False),
             doc.body, doc.date, iso_to_days(doc.date), doc.status, doc.level, int(doc.pinned), doc.confidence,
-            doc.expires, expires_to_days(doc.expires), doc.supersedes, int(doc.identity_boost), int(doc.type == "bookmark"),
-            content_hash(doc))
+            doc.expires, expires_to_days(doc.expires), doc.supersedes, int(doc.identity_boost), int(doc.type == "bookmark"))
 
 
 def insert_document(conn, doc, postings: BulkPostings | None = None, key: tuple | None = None) -> int:
