@@ -110,11 +110,12 @@ def run_readonly(index_path: Path, query: str, *, max_rows: int = DEFAULT_MAX_RO
     except DriverError:
         conn = db.connect_readonly(index_path, vec=False, busy_timeout_ms=busy_ms)
     denied: list[str] = []
+    reads: set[str] = set()  # the columns the query reads (table.column, lower case), as SQLite's authorizer tells them
     interrupted: list[int] = []
     timed_out: list[bool] = []
     try:
         conn.execute("PRAGMA query_only = ON")
-        conn.set_authorizer(lambda *a: _authorize(denied, *a))
+        conn.set_authorizer(lambda *a: _authorize(denied, *a, reads=reads))
         notes = _unseen_wal(conn, index_path)
         # SQLite runs the query in C, where Python never sees Ctrl-C. The progress handler (called every 10,000
         # virtual-machine steps) aborts on the time limit or Ctrl-C's flag; a watchdog thread interrupts the
@@ -160,15 +161,19 @@ def run_readonly(index_path: Path, query: str, *, max_rows: int = DEFAULT_MAX_RO
                                       f"{busy_ms / 1000:g} s ({exc}).",
                                       hint="Retry once it is done (its lock ends with its connection).") from None
                 undecodable = "Could not decode to UTF-8" in str(exc)
-                damaged = _undecodable_stored(conn) if undecodable else []
-                if interrupted:  # (Ctrl-C during that scan)
+                read = frozenset(reads)  # (before the scans below, which the authorizer sees too)
+                damaged = _undecodable_stored(conn, read) if undecodable else []
+                # the index's damage the query did not read (QA round 151-A F5: CAST(X'FF' AS TEXT) was blamed on it)
+                elsewhere = _undecodable_stored(conn) if undecodable and damaged == [] else []
+                if interrupted:  # (Ctrl-C during those scans)
                     raise KeyboardInterrupt from None
                 if damaged:  # (QA round 150-D F1: blamed on the query, where the index's own text was damaged)
                     raise IndexDamaged(f"The index at {index_path} is damaged: {', '.join(damaged)} hold"
                                        f"{'s' if len(damaged) == 1 else ''} text that is not UTF-8 (the query read a"
                                        " value it could not decode; dreamdb stores only UTF-8).",
                                        hint="dreamdb sync --check rebuilds it from the vault.") from None
-                raise _explain_error(exc, query, denied, stored_checked=damaged is not None) from None
+                raise _explain_error(exc, query, denied, stored_checked=damaged is not None,
+                                     damaged_elsewhere=elsewhere or []) from None
             except (ValueError, Warning, db.sqlite3.Error) as exc:  # e.g. "You can only execute one statement at a time."
                 raise UsageError(f"SQL error: {exc}") from None
         if interrupted:  # (Ctrl-C after the last step: the result is not printed, as for one mid-query)
@@ -323,24 +328,28 @@ _AUTH_MESSAGE = "not authorized"
 where extension loading is off (``SQLITE_ERROR``)."""
 
 
-def _undecodable_stored(conn) -> list[str] | None:
-    """The columns of the index's tables that hold text that is not UTF-8 (:func:`dreamdb.store.texts.undecodable_texts`),
-    for a query that read a value the driver could not decode: ``[]`` when none does (the query's own expression made
-    the value), ``None`` when that could not be told (the scan stopped: the time limit, Ctrl-C, an error)."""
+def _undecodable_stored(conn, columns: frozenset[str] | None = None) -> list[str] | None:
+    """The columns of the index's tables that hold text that is not UTF-8 (:func:`dreamdb.store.texts.undecodable_texts`;
+    of ``columns`` only, as ``table.column`` in lower case, where given: those the query reads), for a query that read
+    a value the driver could not decode: ``[]`` when none does (the query's own expression made the value), ``None``
+    when that could not be told (the scan stopped: the time limit, Ctrl-C, an error)."""
     from dreamdb.store.texts import undecodable_texts
 
     try:
-        return undecodable_texts(conn)
+        return undecodable_texts(conn, columns=columns)
     except db.DatabaseError:
         return None
 
 
-def _explain_error(exc: BaseException, query: str, denied: list[str], *, stored_checked: bool = True) -> UsageError:
+def _explain_error(exc: BaseException, query: str, denied: list[str], *, stored_checked: bool = True,
+                   damaged_elsewhere: list[str] = ()) -> UsageError:
     """The clearest message for the SQLite error ``exc`` of ``dreamdb sql``'s ``query``. A refusal is told by SQLite's
     result code (:func:`dreamdb.store.connect.error_code`) or a message that is the fixed one whole, never by words in
     it: "no such column: is_readonly" quotes the user's name (QA round 145-D F2, told "Write statements are
-    refused"). ``stored_checked``: for a value that could not be decoded, whether the index's own text was found to
-    be UTF-8 (:func:`_undecodable_stored`): the query made the value; else the hint names both causes."""
+    refused"). ``stored_checked``: for a value that could not be decoded, whether the text of the index's columns the
+    query reads was found to be UTF-8 (:func:`_undecodable_stored`): the query made the value; else the hint names
+    both causes. ``damaged_elsewhere``: the index's columns that hold text that is not UTF-8 which the query does not
+    read, said too (QA round 151-A F5)."""
     msg = str(exc)
     code = db.error_code(exc)
     head = _skip_trivia(query)[:6].upper()  # the first keyword, after any leading comments
@@ -367,6 +376,11 @@ def _explain_error(exc: BaseException, query: str, denied: list[str], *, stored_
         if not CAN_LOAD_EXTENSIONS and "no such table" in msg:  # (QA round 98-A F11, 99-A F8)
             hint += (f"; the embedding tables (vec_embeddings; chunks and the rest in an index this driver made) need a"
                      f" SQLite driver that loads sqlite-vec, which {DRIVER_NAME} cannot")
+    elif "Could not decode to UTF-8" in msg and stored_checked and damaged_elsewhere:
+        hint = (f"A TEXT value of bytes that are not UTF-8 (the query made it: no column of the index it reads holds"
+                f" such text): select hex(value) or CAST(value AS BLOB) instead. The index is damaged elsewhere, though:"
+                f" {', '.join(damaged_elsewhere)} hold{'s' if len(damaged_elsewhere) == 1 else ''} text that is not"
+                " UTF-8 (dreamdb stores only UTF-8); dreamdb sync --check rebuilds it from the vault.")
     elif "Could not decode to UTF-8" in msg and stored_checked:  # (QA round 115-C: the generic hint)
         hint = ("A TEXT value of bytes that are not UTF-8 (the query made it: the index's own text was checked and is"
                 " UTF-8): select hex(value) or CAST(value AS BLOB) instead.")
@@ -424,12 +438,17 @@ _WRITING_PRAGMAS = frozenset({"wal_checkpoint", "optimize", "incremental_vacuum"
 """PRAGMAs that write to the database file even without a value."""
 
 
-def _authorize(denied: list[str], action, arg1, arg2, db_name, trigger):
+def _authorize(denied: list[str], action, arg1, arg2, db_name, trigger, *, reads: set[str] | None = None):
     """SQLite authorizer: refuse ATTACH/DETACH, VACUUM and PRAGMAs that set or write something
     (reads of the index are allowed).
 
-    The name of a refused operation is appended to ``denied`` for the error message.
+    The name of a refused operation is appended to ``denied`` for the error message; each column read (through a view
+    too: SQLite names its table's) to ``reads``, as ``table.column`` in lower case.
     """
+    if action == 20:  # SQLITE_READ: arg1 the table, arg2 the column ('' for a table read for its rows alone)
+        if reads is not None and arg1:
+            reads.add(f"{arg1}.{arg2}".lower())
+        return 0
     if action in _DENIED:
         denied.append("ATTACH" if action == 24 else "DETACH")
         return 1  # SQLITE_DENY

@@ -3661,6 +3661,25 @@ def test_sql_names_the_damaged_column_where_a_stored_text_is_not_utf8(tiny_vault
     assert "the query made it: the index's own text was checked and is UTF-8" in capsys.readouterr().err
 
 
+def test_sql_blames_text_the_query_made_on_the_query_though_the_index_is_damaged_elsewhere(tiny_vault, capsys):
+    """QA round 151-A F5: with a note's stored body damaged, `sql --no-sync "SELECT CAST(x'ff' AS TEXT)"` said the
+    index was damaged, exit 4, naming documents.body, though the query read no column and made the text itself. The
+    columns the query reads (SQLite's authorizer names them, a view's table's too) are the ones checked: text the
+    query made is its own SQL error, whose hint names the damage elsewhere and `sync --check`; a query that reads the
+    damaged column still names it, exit 4."""
+    from dreamdb.entry import main
+
+    _damaged_long_note(tiny_vault, b"\xff\xfe" * 20)
+    for query in ("SELECT CAST(X'FF' AS TEXT)", "SELECT title, CAST(X'FF' AS TEXT) FROM documents"):
+        assert main(["sql", "--no-sync", "--vault", str(tiny_vault), query]) == 2, query
+        err = capsys.readouterr().err
+        assert "the query made it: no column of the index it reads holds such text" in err, err
+        assert ("The index is damaged elsewhere, though: documents.body of knowledge/long-notes holds text that is not"
+                " UTF-8") in err and "dreamdb sync --check rebuilds it" in err, err
+    assert main(["sql", "--no-sync", "--vault", str(tiny_vault), "SELECT doc_id, body FROM documents"]) == 4
+    assert "is damaged: documents.body of knowledge/long-notes holds text that is not UTF-8" in capsys.readouterr().err
+
+
 # ---------------------------------------------------------------- a damaged date (QA round 150-I F1)
 
 _DATED = "---\ntitle: Dated note\nupdated: 2026-03-14\nexpires: 2099-05-17\n---\nzebra crossing body\n"

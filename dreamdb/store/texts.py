@@ -234,12 +234,13 @@ def stored_text_problems(conn) -> list[str]:
     return document_text_problems(conn) + chunk_text_problems(conn)
 
 
-def undecodable_texts(conn, shown: int = SHOWN) -> list[str]:
+def undecodable_texts(conn, shown: int = SHOWN, columns=None) -> list[str]:
     """The columns of the index's own tables that hold a TEXT value that is not UTF-8, as ``table.column`` (with
     the document for ``documents``' columns): dreamdb stores only UTF-8, so any is damage. Every table but SQLite's
     own and virtual ones is read, a column at a time (the values whose type is TEXT); run on an error's path only
     (``dreamdb sql`` told a value that could not be decoded: ≈ 100 ms on the real vault's index, its 119,000 postings
-    among them). At most ``shown`` are named.
+    among them). At most ``shown`` are named. ``columns``: only these, as ``table.column`` in lower case (those a
+    query reads; ``None``: all).
 
     Raises:
         DatabaseError: SQLite's, reading a table.
@@ -250,6 +251,8 @@ def undecodable_texts(conn, shown: int = SHOWN) -> list[str]:
     for table in tables:
         quoted = '"' + table.replace('"', '""') + '"'
         for _cid, column, *_rest in conn.execute(f"PRAGMA table_info({quoted})").fetchall():
+            if columns is not None and f"{table}.{column}".lower() not in columns:
+                continue
             name = '"' + column.replace('"', '""') + '"'
             of_document = "CAST(doc_id AS BLOB)" if table == "documents" else "NULL"
             for raw, of in conn.execute(f"SELECT CAST({name} AS BLOB), {of_document} FROM {quoted}"
