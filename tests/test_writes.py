@@ -2414,6 +2414,30 @@ def test_update_reads_hashtags_separated_by_spaces_as_the_index_does(tiny_vault:
     assert yaml.safe_load(note.read_text().split("---")[1])["tags"] == ["#gamma", "#delta", "ops"]
 
 
+def test_update_reads_the_notes_tags_with_the_indexers_own_function(tiny_vault: Path):
+    """QA round 151-A F6: ``tags: "#alpha\t#beta"``, which the index reads as alpha and beta, was rewritten (and a
+    trash copy kept) by ``update --tags "alpha, beta"``: the writer read the note's tags with its checks of new tags,
+    which refuse a tab, and took the refusal for a change. The note's tags are read as the sync reads them
+    (:func:`dreamdb.vault.parse.normalize_tags`), in whatever form, and compared with the index's own tags."""
+    import dreamdb
+
+    notes = {"tab": '"#alpha\t#beta"', "tab-comma": '"alpha,\tbeta"', "junk": "[alpha, '#', beta]",
+             "list": "[alpha, beta]"}
+    paths = {name: write_doc(tiny_vault, f"knowledge/{name}.md", f"---\ntitle: {name}\ntags: {tags}\n---\nbody\n")
+             for name, tags in notes.items()}
+    with dreamdb.open(tiny_vault) as index:
+        index.sync()
+        assert dict(index.conn.execute("SELECT doc_id, tags FROM documents")) == {
+            f"knowledge/{n}": '["alpha", "beta"]' for n in notes}
+    for name, path in paths.items():
+        before, kept = path.read_bytes(), []
+        update(tiny_vault, f"knowledge/{name}", tags="alpha, beta", now=NOW, on_kept=kept.append)
+        assert path.read_bytes() == before and kept == [], name
+    assert not (tiny_vault / ".dreamdb" / "trash").exists()
+    update(tiny_vault, "knowledge/tab", tags="alpha, gamma", now=NOW)  # (other tags: a change)
+    assert yaml.safe_load(paths["tab"].read_text().split("---")[1])["tags"] == ["alpha", "gamma"]
+
+
 def test_a_refused_frontmatter_past_the_values_sync_reads_is_told_what_holds_them(tiny_vault: Path):
     """QA round 149-I F2: an update --status (or two tags) on a note whose other keys hold nearly every value a sync
     reads was refused, rightly, with the hint "Give fewer tags": the hint names what holds most of them, the tags

@@ -746,18 +746,13 @@ def _same_value(key: str, current: Any, wanted: Any) -> bool:
     if key == "tags":  # a comma string or a list, read alike (QA round 39: "alpha, beta" was rewritten as a list)
         if current is None:  # no tags key, or an empty one: no tags already (QA round 46 L8)
             return wanted == []
-        try:
-            # as the index reads them: "Process, #release" on [process, release] rewrote the file and dated the note
-            # for the tags it had (QA round 65 L4); a new order is a change (recall shows the tags in order)
-            # (a YAML mapping or set: its keys, as a sync reads them; QA round 101-A F6, rewritten and dated for the
-            # same tags)
-            if isinstance(current, (dict, set, frozenset)):
-                from dreamdb.vault.parse import normalize_tags
+        from dreamdb.vault.parse import normalize_tags
 
-                return _tag_keys(normalize_tags(current)) == _tag_keys(wanted)
-            return isinstance(current, (str, list)) and _tag_keys(_clean_tags(current)) == _tag_keys(wanted)
-        except UsageError:  # (a tag the file holds that dreamdb would not write: a change, then)
-            return False
+        # read by the indexer's own function, whatever their form: "Process, #release" on [process, release] rewrote
+        # the file and dated the note for the tags it had (QA round 65 L4); a YAML mapping or set is its keys (101-A
+        # F6); "#alpha\t#beta", which the index reads as alpha and beta, was read by the writer's checks of new tags,
+        # which refuse a tab, and rewritten (QA round 151-A F6). A new order is a change (recall shows them in order)
+        return _tag_keys(normalize_tags(current)) == _tag_keys(wanted)
     if isinstance(current, str) and isinstance(wanted, str):  # a folded or literal block ends in a newline
         return current.strip() == wanted.strip()
     return type(current) is type(wanted) and current == wanted
