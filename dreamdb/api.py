@@ -1428,8 +1428,7 @@ class Index:
             return kind
         if kind == "sqlite" and _is_older_dreamdb_index(self.index_path):
             return kind
-        what = {"foreign": "a SQLite database of another application", "sqlite": "a SQLite database dreamdb did not make "
-                "(or cannot read)", "other": "not a SQLite database"}[kind]
+        what = config.not_an_index(kind)
         folder = self.index_path.parent
         if config.is_default_index_path(self.index_path, self.vault) and os.path.islink(folder):
             raise IndexUnavailable(f"Not a dreamdb index: {self.index_path} is {what}, and its folder is a link to "

@@ -671,6 +671,17 @@ def index_file_kind(index_path: Path) -> str:
     return "dreamdb" if app_id == APPLICATION_ID else "sqlite" if app_id == 0 else "foreign"
 
 
+def not_an_index(kind: str) -> str:
+    """What a file at the index path that is no dreamdb index is, for :func:`index_file_kind`'s ``foreign``,
+    ``sqlite`` (one of none of dreamdb's tables, not an index older than migration 003) or ``other``, as every message
+    that refuses it words it: ``recall``, ``sync``, ``sql --no-sync`` (QA round 151-A F7: a user's own SQLite file was
+    "a SQLite database dreamdb did not make" to the first two and "another application's SQLite database" to
+    ``sql``)."""
+    return {"foreign": "another application's SQLite database",
+            "sqlite": "a SQLite database dreamdb did not make (or cannot read)",
+            "other": "not a SQLite database"}[kind]
+
+
 def is_default_index_path(index_path: Path, vault: Path) -> bool:
     """True for the locations dreamdb owns (``<vault>/.dreamdb/`` and the per-vault cache folder): a
     damaged file there is dreamdb's own and may be deleted; elsewhere (``DREAMDB_INDEX``, an explicit

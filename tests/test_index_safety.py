@@ -3892,3 +3892,31 @@ def test_a_linked_index_file_at_the_default_path_names_the_link_and_its_target(e
     link.unlink()
     with dreamdb.open(example_vault) as index:
         assert index.recall("release")
+
+
+@pytest.mark.parametrize("application_id", [0, 42])
+def test_a_linked_sqlite_file_is_named_alike_by_every_command(example_vault, tmp_path, capsys, application_id):
+    """QA round 151-A F7: ``.dreamdb/index.db`` a link to a user's own SQLite file was "a SQLite database dreamdb did
+    not make (or cannot read)" to recall, ``sync --check`` and ``sync --force``, and "another application's SQLite
+    database" to ``sql --no-sync``: one helper (:func:`dreamdb.config.not_an_index`) words it for all."""
+    import sqlite3
+
+    from dreamdb.config import not_an_index
+    from dreamdb.entry import main
+
+    own = tmp_path / "mine.sqlite"
+    other = sqlite3.connect(own)
+    other.execute(f"PRAGMA application_id = {application_id}")
+    other.execute("CREATE TABLE t (x)")
+    other.commit()
+    other.close()
+    before = own.read_bytes()
+    (example_vault / ".dreamdb").mkdir()
+    link = example_vault / ".dreamdb" / "index.db"
+    link.symlink_to(own)
+    what = not_an_index("sqlite" if application_id == 0 else "foreign")
+    said = f"Not a dreamdb index: {link} is a link to {own}, which is {what}; dreamdb will not touch it."
+    for args in (["recall", "release"], ["sync", "--check"], ["sync", "--force"], ["sql", "--no-sync", "SELECT 1"]):
+        assert main([*args, "--vault", str(example_vault)]) == 4, args
+        assert f"Error: {said}\n" in capsys.readouterr().err, args
+    assert own.read_bytes() == before and link.is_symlink()

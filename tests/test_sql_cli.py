@@ -407,9 +407,9 @@ def test_no_sync_on_a_file_that_is_no_dreamdb_index_says_so(vault, capsys, kind)
     before = index.read_bytes()
     code, out, err = sql(capsys, vault, "--no-sync", "SELECT count(*) FROM documents")
     said = {"empty": "is an empty file: no index has been built there yet",
-            "foreign": "is another application's SQLite database, not a dreamdb index",
-            "application id 0": "is another application's SQLite database, not a dreamdb index",
-            "golang-migrate": "is another application's SQLite database, not a dreamdb index",
+            "foreign": "is another application's SQLite database.",
+            "application id 0": "is a SQLite database dreamdb did not make (or cannot read).",
+            "golang-migrate": "is a SQLite database dreamdb did not make (or cannot read).",
             "other": "is not a SQLite database"}[kind]
     assert code == 4 and said in err and "Run without --no-sync" in err and out == "", err
     assert index.read_bytes() == before

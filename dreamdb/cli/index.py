@@ -388,9 +388,10 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
         if not index.index_path.is_file():
             raise IndexUnavailable(f"No index yet at {index.index_path}.",
                                    hint="Run without --no-sync (or dreamdb sync) first.")
-        from dreamdb.config import index_file_kind, is_default_index_path
+        from dreamdb.config import index_file_kind, is_default_index_path, not_an_index
 
         kind = index_file_kind(index.index_path)
+        shown = kind  # (as recall and sync word it: QA round 151-A F7)
         if kind == "sqlite" and not _has_own_tables(index.index_path):  # (application id 0: an index older than
             kind = "foreign"  # migration 003, or any other database; QA round 116-A F7)
         default = is_default_index_path(index.index_path, index.vault)
@@ -399,7 +400,7 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
 
             link = next((p for p in (index.index_path, index.index_path.parent) if os.path.islink(p)), None)
             if link is not None:  # (QA round 150-D F2: told to run a sync, which refuses it)
-                what = "another application's SQLite database" if kind == "foreign" else "not a SQLite database"
+                what = not_an_index(shown)
                 target = os.path.realpath(link)
                 raise IndexUnavailable(
                     "Not a dreamdb index: " + (f"{link} is a link to {target}, which is {what}" if link == index.index_path
@@ -408,10 +409,9 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
                     hint=f"Remove the link {link} (dreamdb's own path; removing the link leaves {target} as it is),"
                          " then run without --no-sync: dreamdb makes its own index there.")
         if kind in ("empty", "foreign", "other"):  # (QA round 115-C F4: "no such table: documents", exit 2)
-            raise IndexUnavailable(f"{index.index_path} is " + {
-                "empty": "an empty file: no index has been built there yet",
-                "foreign": "another application's SQLite database, not a dreamdb index",
-                "other": "not a SQLite database (damaged, or another program's file)"}[kind] + ".",
+            raise IndexUnavailable(f"{index.index_path} is an empty file: no index has been built there yet."
+                                   if kind == "empty" else
+                                   f"Not a dreamdb index: {index.index_path} is {not_an_index(shown)}.",
                 hint="Run without --no-sync (or dreamdb sync), which " + {
                     "empty": "builds the index there.", "foreign": "moves that database aside and builds the index.",
                     "other": "builds the index there anew."}[kind] if kind == "empty" or default else
