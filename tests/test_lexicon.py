@@ -1654,6 +1654,38 @@ def test_a_turkish_word_typed_plainly_beside_an_english_word_is_spelled_out(real
             assert not {"cabin", "basin"} & set(plan.resolved), (query, plan.resolved)
 
 
+def test_a_plainly_typed_turkish_query_is_not_made_english_by_a_word_one_english_note_quotes(real_vault_copy,
+                                                                                            kenet_lexicon):
+    """QA round 151-E F1: a Turkish query typed without its letters was read as English when any of its words was in
+    any English note: in ``rakip analizi`` one English entry quoting *funnel analizi* kept ``rakip`` untranslated and
+    found that entry alone; in ``mac bildirimleri`` the English notes on the Mac kept ``bildirimleri`` from
+    *notification*. The words a note not analysed as Turkish holds no longer decide; the query's other words do, by the
+    lexicon (more Turkish-only words and Turkish stopwords than English-only ones), and then its words are translated
+    into the English notes as a Turkish question's are. ``mac`` alone, ``cabin crew`` and ``funnel analizi`` stay."""
+    from dreamdb.lexicon import Lexicon
+    from dreamdb.ranking.rank import plan_query, turkish_by_lexicon, turkish_only_word
+
+    lexicon = Lexicon(kenet_lexicon)
+    assert all(turkish_only_word(w, lexicon) for w in ("rakip", "analizi", "bildirimleri", "mac"))
+    assert not any(turkish_only_word(w, lexicon) for w in ("yap", "cabin", "agent", "funnel", "deltaxyz", "özet"))
+    with dreamdb.open(real_vault_copy, lexicon=lexicon, index_path=real_vault_copy.parent / "e1.db") as ix:
+        ix.recall("x")
+        vocabulary = ix._vocabulary()
+        for query in ("rakip analizi", "rakip analizi yap", "mac bildirimleri", "bildirimleri"):
+            assert turkish_by_lexicon(query.split(), lexicon, vocabulary), query
+        for query in ("mac", "cabin crew", "funnel analizi", "the rakip analizi"):
+            assert not turkish_by_lexicon(query.split(), lexicon, vocabulary), query
+        plan = plan_query("rakip analizi", vocabulary=vocabulary, lexicon=lexicon)
+        assert "rakip" in plan.resolved and "analizi" in plan.translated, plan
+        top = [h.doc_id for h in ix.recall("rakip analizi")][:5]
+        assert "knowledge/competitive-analysis-ecc" in top, top
+        for query in ("mac bildirimleri", "bildirimleri"):
+            plan = plan_query(query, vocabulary=vocabulary, lexicon=lexicon)
+            assert "notification" in plan.synonyms or "notification" in plan.translated.values(), (query, plan)
+        plan = plan_query("mac", vocabulary=vocabulary, lexicon=lexicon)
+        assert not plan.resolved and not plan.translated and plan.terms == ["mac"], plan
+
+
 def test_a_loanword_reading_that_is_also_a_translation_is_the_word_itself(real_vault_copy, kenet_lexicon):
     """QA round 77 G2: in `serverlardan veri` over the real vault, the word's loanword reading *server* is also one of
     KeNet's translations of Turkish "server", so all its translations the notes hold competed, and the query's other

@@ -21,7 +21,8 @@ import math
 import re
 from functools import lru_cache
 
-from dreamdb.analyzer import (NOMINAL_SUFFIXES, NOT_TURKISH_LETTERS, PRIVATIVE_RE, STOPWORDS, TURKISH_TO_ASCII,
+from dreamdb.analyzer import (ASCII_TYPED_TURKISH_STOPWORDS, ENGLISH_ONLY_STOPWORDS, NOMINAL_SUFFIXES,
+                               NOT_TURKISH_LETTERS, PRIVATIVE_RE, STOPWORDS, TURKISH_STOPWORDS, TURKISH_TO_ASCII,
                                VERB_INFLECTIONS, acronym_terms, alternate_terms, analyze, compound_terms, diacritic_round,
                                diacritic_rounds, english_by_function_words, identifier_terms, is_turkish,
                                dotless_capitals, drop_data, harmony_breaks, is_turkish_text, lower, normalize, opening_capitals,
@@ -298,7 +299,9 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
             spelling of a word with Turkish letters as a Turkish note typed without them holds it,
             :func:`ascii_term`, found in a Turkish document, for at most
             :data:`MAX_SPELLED_WORDS` words, and in a query analysed as English only when none
-            of its words is in a non-Turkish note; last, in a query whose own words, not only a
+            of its words is in a non-Turkish note, or its words no such note holds read as Turkish by the
+            ``lexicon`` (:func:`turkish_by_lexicon`, which then translates its words as a Turkish question's);
+            last, in a query whose own words, not only a
             name in it, read as Turkish (or that is written in capitals with a dotted ``İ``), the
             English words it may be a loanword of, :func:`loanword_terms`, found in a note not
             analysed as Turkish, for at most :data:`MAX_SPELLED_WORDS` words too; with a
@@ -309,8 +312,9 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
             A Turkish analysis of a word of a query analysed as English must be found in a
             Turkish document (``costume`` must not become English ``cost`` through a Turkish
             stem). A word found in a text is never changed, and a query analysed as English
-            over an index without Turkish documents is not looked up at all, so English queries
-            on English notes analyse exactly as before. The score stays BM25 over one term per
+            over an index without Turkish documents is not looked up at all (unless, with a lexicon, it
+            reads as Turkish by :func:`turkish_by_lexicon`), so English queries on English notes analyse
+            exactly as before. The score stays BM25 over one term per
             query word.
         lexicon: :class:`dreamdb.lexicon.Lexicon` (a Turkish–English dictionary) or ``None``. A word the query
             writes only in a file name or its path (:func:`name_words`) is not translated.
@@ -357,14 +361,21 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
                               or (lexicon is not None and is_turkish(_own_words(
                                   words, written_words, own | _listed_openings(written, words, written_words,
                                                                                lexicon))))))
+    # A query typed without Turkish letters whose words read as Turkish by the lexicon (turkish_by_lexicon), over an
+    # index with notes not analysed as Turkish: its words are translated into those notes as a Turkish question's are
+    # (QA round 151-E F1: "mac bildirimleri" found the one English note quoting *Bildirim*, not the 25 on notifications),
+    # but for its words a Turkish note holds
+    letterless = bool(not turkish and lexicon is not None and vocabulary is not None and distinct
+                      and vocabulary.has_non_turkish and turkish_by_lexicon(words, lexicon, vocabulary))
     translates = bool(lexicon is not None and vocabulary is not None and distinct
-                      and _translates(turkish, vocabulary, reads_turkish))
+                      and (letterless or _translates(turkish, vocabulary, reads_turkish)))
     names = name_words(written) if lexicon is not None else frozenset()  # (not translated: a file name's parts)
     # "I" in the query: a capital I may stand for Turkish dotless ı (SICAKLIK), in any note's text;
     # with a lexicon, a query none of whose words a note holds may be Turkish typed without its
     # letters, translated into English notes (a query with a word the notes hold is left as before)
     if vocabulary is not None and distinct and (turkish or vocabulary.has_turkish or "I" in text or (
-            lexicon is not None and vocabulary.has_non_turkish and not vocabulary.known(distinct))):
+            lexicon is not None and vocabulary.has_non_turkish and (
+                not vocabulary.known(distinct) or turkish_by_lexicon(words, lexicon, vocabulary)))):
         if qwords is None:
             qwords = query_words(text, turkish, words, written_words)
         resolved, by_lexicon, forms = _resolve(text, qwords, turkish, distinct, vocabulary, reads_turkish=reads_turkish,
@@ -376,8 +387,11 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
     if translates and terms:
         if qwords is None:
             qwords = query_words(text, turkish, words, written_words)
-        chosen = translation_synonyms([q for q in qwords if q[1] not in names] if names else qwords, turkish, terms,
-                                      vocabulary, lexicon, resolved)
+        chosen_words = [q for q in qwords if q[1] not in names] if names else qwords
+        if letterless:  # (a word a Turkish note holds is found there, as typed: "uyku borcu" keeps its note on top)
+            in_turkish = vocabulary.known(terms, in_turkish=True)
+            chosen_words = [q for q in chosen_words if resolved.get(q[0], q[0]) not in in_turkish]
+        chosen = translation_synonyms(chosen_words, turkish or letterless, terms, vocabulary, lexicon, resolved)
         # (a replaced word's "other sense" that is only another form of its replacement is in its class already)
         translated = {t: found[0] for t, found in chosen.items() if found[0] not in forms.get(t, ())}
         forms.update((found[0], found[1:]) for t, found in chosen.items() if found[1:] and t in translated)
@@ -601,6 +615,59 @@ def turkish_typed_plainly(word: str, lexicon) -> bool:
             lexicon.memo.clear()
         lexicon.memo[key] = found
     return found
+
+
+def turkish_only_word(word: str, lexicon) -> bool:
+    """Whether the lexicon has ``word`` (lowercase, ASCII) as a Turkish word, as written or typed without its letters,
+    itself or its Turkish stem (``rakip``; ``analizi``: *analiz*; ``bildirimleri``: *bildirim*; ``mac``: *maç*), and
+    in no sense as an English one, as written or inflected (``yap``, English too, is none; nor ``basin``): the
+    counterpart of :func:`english_word`. ``False`` without a lexicon, and for a word with a letter Turkish lacks or
+    one not of letters alone. Kept in the lexicon's ``memo``."""
+    from dreamdb.lexicon import EN_TR, TR_EN
+
+    if lexicon is None or not word.isascii() or not word.isalpha() or not NOT_TURKISH_LETTERS.isdisjoint(word):
+        return False
+    key = ("turkish only", word)
+    found = lexicon.memo.get(key)
+    if found is None:
+        found = (any(lexicon.has(TR_EN, w) or lexicon.has(TR_EN, w, ascii=True)
+                     for w in dict.fromkeys((word, stem(word, True))))
+                 and not lexicon.has(EN_TR, word) and not lexicon.has(EN_TR, english_stem(word), stemmed=True))
+        if len(lexicon.memo) >= RESOLVED_WORDS_MAX:
+            lexicon.memo.clear()
+        lexicon.memo[key] = found
+    return found
+
+
+def turkish_by_lexicon(words: list[str], lexicon, vocabulary) -> bool:
+    """Whether a query typed without Turkish letters reads as Turkish by its words: more of its ``words`` (folded,
+    :func:`dreamdb.analyzer.tokens`) are Turkish stopwords (typed with or without their letters) or words the lexicon
+    has as Turkish only (:func:`turkish_only_word`) than are English-only stopwords or words it has as English only
+    (:func:`english_word`), the count :func:`dreamdb.analyzer.english_by_function_words` makes of function words; a
+    Turkish-only word that a note not analysed as Turkish holds as the query analyses it (as English) is not counted:
+    the notes quote Turkish words and name things (``funnel analizi``, the *Mac*), so it says nothing of the query's
+    language (and is kept as typed anyway). ``rakip analizi`` reads as Turkish (``analizi`` is in one English note;
+    QA round 151-E F1); ``mac`` alone, ``cabin crew``, ``sleep nehir`` (one each) do not, nor a query English by its
+    function words (:func:`dreamdb.analyzer.english_by_function_words`). ``False`` without a lexicon or a
+    vocabulary."""
+    if lexicon is None or vocabulary is None or english_by_function_words(words):  # (English by its function words)
+        return False
+    kinds = {}
+    for w in dict.fromkeys(words):
+        if w in ENGLISH_ONLY_STOPWORDS and w not in ASCII_TYPED_TURKISH_STOPWORDS:
+            kinds[w] = -1
+        elif w in TURKISH_STOPWORDS or w in ASCII_TYPED_TURKISH_STOPWORDS:
+            kinds[w] = 1
+        elif english_word(w, lexicon):
+            kinds[w] = -2
+        elif turkish_only_word(w, lexicon):
+            kinds[w] = 2
+    if not any(k > 0 for k in kinds.values()):
+        return False
+    turkish_words = {w: stem(w, False) for w, k in kinds.items() if k == 2}
+    held = vocabulary.known(set(turkish_words.values()), in_turkish=False) if turkish_words else set()
+    votes = [k for w in words if (k := kinds.get(w)) and (k != 2 or turkish_words[w] not in held)]
+    return sum(k > 0 for k in votes) > sum(k < 0 for k in votes)
 
 
 def _own_words(words: list[str], originals: list[str], common: frozenset[int] = frozenset()) -> list[str]:
@@ -1238,7 +1305,10 @@ def _resolve(text: str, qwords: list[tuple[str, str, bool]], turkish: bool, dist
     # Turkish spellings of ASCII words, first words first: for a query analysed as English only when
     # none of its words is in a non-Turkish note's text (in "cabin crew", "crew" says the query is
     # English, and "cabin" must not become "çap"; "yedekler sifrelenir" has no such word).
-    no_english_word = not turkish and not vocabulary.known(found_as_is, in_turkish=False)
+    # (a word an English note holds says so unless the query's words read as Turkish by the lexicon: "rakip analizi",
+    # whose "analizi" one English note quotes, QA round 151-E F1)
+    no_english_word = not turkish and (not vocabulary.known(found_as_is, in_turkish=False)
+                                       or turkish_by_lexicon(tokens(lower(text)), lexicon, vocabulary))
     spell = vocabulary.has_turkish and (turkish or no_english_word)
     # A query whose function words say it is English ("the ansible") is not read as Turkish by the words of English
     # notes (loanwords, translations: "ansible" became "ansı", remember; QA round 83-A F2); its words' Turkish
