@@ -644,7 +644,8 @@ class Index:
             home folder, as for ``vault``; a relative path is made absolute from the current folder here, once.
         include_archives: index dot-folders (default: ``DREAMDB_INCLUDE_ARCHIVES``).
         auto_sync: sync (stat pre-filter) before every recall. Without it, an index recording another vault than
-            this one is synced once all the same (:meth:`_sync_for_other_vault`), and a vault folder gone (moved,
+            this one is synced once all the same (:meth:`_sync_for_other_vault`), as is one found damaged when opened
+            and rebuilt (:meth:`_sync_rebuilt_index`), and a vault folder gone (moved,
             deleted, replaced by a file) raises :class:`~dreamdb.errors.VaultNotFound` as with it.
         lock_timeout_ms: how long a write waits for another process's lock (ms): the index's write lock, and the
             vault's for ``remember``, ``update`` and ``delete``.
@@ -2242,12 +2243,28 @@ class Index:
         """The sync a read (recall, list, status, warm) runs first: :meth:`sync_for_read` with ``auto_sync``, else
         :meth:`_vault_still_here` (one stat: the sync's own check of a vault gone, QA round 135-A F3: a vault moved,
         deleted or replaced by a file was read from its index, hits at paths that no longer exist, and a
-        :class:`~dreamdb.multi.MultiIndex` never left it out) and :meth:`_sync_for_other_vault`."""
+        :class:`~dreamdb.multi.MultiIndex` never left it out), :meth:`_sync_rebuilt_index` and
+        :meth:`_sync_for_other_vault`."""
         if self.auto_sync:
             self.sync_for_read()
         else:
             self._vault_still_here()
+            self._sync_rebuilt_index()
             self._sync_for_other_vault()
+
+    def _sync_rebuilt_index(self) -> None:
+        """Without ``auto_sync``: sync as a read does (:meth:`sync_for_read`) when opening the index rebuilt it
+        (damaged, or another application's database moved aside: its warning waits in :attr:`warnings`), whose
+        warnings then go to :attr:`notes`. QA round 151-C F1: an index file found damaged was replaced by an empty one
+        that nothing filled, recall said the index had "never been synced", list and status said 0 documents, and the
+        damage was told only by the next :meth:`sync`'s warnings; a rebuild met mid-read (:meth:`_guarded`) syncs
+        already. A sync that cannot run (another process's lock, a read-only index) is tried again at the next read,
+        and the rebuild's warnings are noted meanwhile (and kept for the sync's report)."""
+        self.conn  # (opened: a damaged file is replaced here)
+        if not self.warnings:
+            return
+        self.sync_for_read()
+        self.notes.extend(self.warnings)  # (its sync did not run: the warnings wait for the next one)
 
     def _sync_for_other_vault(self) -> None:
         """Without ``auto_sync``: sync as a read does (:meth:`sync_for_read`) when the index records another vault

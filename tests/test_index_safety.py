@@ -743,6 +743,49 @@ def test_another_vaults_index_copied_over_is_synced_without_auto_sync(example_va
         assert [d["doc_id"] for d in fresh.list_documents()] == ids
 
 
+def _scramble_pages(index_path, *, in_place: bool = False) -> None:
+    """Overwrite 100 bytes of every page of the index file but its first (QA round 151-C: its schema unreadable),
+    in place or through a new file moved over it."""
+    data = bytearray(Path(index_path).read_bytes())
+    for off in range(4096, len(data), 4096):
+        data[off + 100:off + 200] = b"\xff" * 100
+    target = index_path if in_place else f"{index_path}.tmp"
+    Path(target).write_bytes(data)
+    if not in_place:
+        os.replace(target, index_path)
+
+
+@pytest.mark.parametrize("first", ["recall", "list_documents", "status"])
+def test_a_damaged_index_is_rebuilt_and_synced_without_auto_sync(example_vault, first):
+    """QA round 151-C F1: with ``auto_sync=False``, an index file found damaged when opened again was replaced by an
+    empty one that nothing filled: recall found nothing and said the index had "never been synced", list_documents and
+    status said 0 documents, and the damage was told only by the next sync's warnings. It is rebuilt from the vault,
+    as an index recording another vault is synced, and the call's notes say what was found."""
+    with dreamdb.open(example_vault) as ix:
+        ix.sync()
+        documents = ix.status()["documents"]
+    live = dreamdb.open(example_vault, auto_sync=False)
+    assert _top(live, "sleep debt")[0] == "feature/sleep-consolidation"
+    _scramble_pages(live.index_path)
+    if first == "recall":
+        assert _top(live, "sleep debt")[0] == "feature/sleep-consolidation"
+    elif first == "list_documents":
+        assert len(live.list_documents()) == documents
+    else:
+        status = live.status()
+        assert status["documents"] == documents and status["last_sync"] is not None
+    notes = live.take_notes()
+    assert any("was unreadable" in n and "rebuilt from the vault" in n for n in notes), notes
+    assert not any("never been synced" in n for n in notes), notes
+    assert live.status()["documents"] == documents and live.take_notes() == []
+    assert live.sync().warnings == []  # (told once, by the read)
+    live.close()
+    _scramble_pages(config.index_path_for(example_vault))
+    with dreamdb.open(example_vault, auto_sync=False) as fresh:  # (a process opening the damaged file)
+        assert _top(fresh, "sleep debt")[0] == "feature/sleep-consolidation"
+        assert any("rebuilt from the vault" in n for n in fresh.take_notes())
+
+
 def test_a_vault_moved_with_its_index_is_not_indexed_again_without_auto_sync(example_vault, tmp_path):
     """QA round 132-B F3: a vault folder renamed, its index moved with it, keeps its index (the sync an index recording
     another vault gets finds nothing to change) and records its new place, so that the next open syncs nothing."""
