@@ -748,6 +748,7 @@ class Index:
         """Optional callable ``(done, total)`` given the progress of the sync a read runs first
         (the CLI shows a progress bar with it: a vault's first recall indexes it whole)."""
         self.warnings: list[str] = []
+        self._replaced_because: str | None = None  # (why the index file was last replaced: see check)
         self.notes: deque[str] = deque(maxlen=MAX_NOTES)
         self.read_as_is: str | None = None
         """The note of the last :meth:`sync_for_read` when it could not bring the index up to the vault (another
@@ -1553,6 +1554,7 @@ class Index:
         """:meth:`_rebuild`'s work under the rebuild lock: delete the index and create it anew, unless another process
         did meanwhile (another file at the path than ``found_in``)."""
         self._check_no_other_writer()
+        self._replaced_because = str(reason)
         if ((found_in is not None and _file_identity(self.index_path) not in (None, found_in))
                 or (isinstance(reason, ForeignDatabase) and self._is_dreamdb_file())):
             # (a file found foreign is looked at again under the lock: it may have been another process's new
@@ -1903,8 +1905,28 @@ class Index:
             LockTimeout: the index had to be opened (made, or migrated) while another connection held its write lock
                 past ``lock_timeout_ms``; :class:`~dreamdb.errors.FirstBuildElsewhere` when that connection is making
                 it for the first time (QA round 148-E F1).
+
+        An index file that opening it for this check found damaged (unreadable, or not dreamdb's) is replaced there,
+        before any check can read it: its problem is returned, and the new index is synced from the vault as a read
+        syncs it, a note saying it was rebuilt (QA round 151-C F2: ``[]`` was returned, the index left empty, and the
+        rebuild told only by the next sync's warnings).
         """
         flags(files=files)
+        replaced = self._replaced_on_open()
+        if replaced is not None:
+            self._sync_rebuilt_index()
+            return [replaced]
+        return self._problems(files=files)
+
+    def _replaced_on_open(self) -> str | None:
+        """Open the index, if it is not open: why the open replaced the file it found (damaged, or another
+        application's database moved aside), its warning waiting in :attr:`warnings`; else ``None``."""
+        self._replaced_because = None
+        _ = self.conn
+        return self._replaced_because
+
+    def _problems(self, *, files: bool = True) -> list[str]:
+        """:meth:`check`'s problems of the open index (``files``: its documents against their files too)."""
         try:
             rows = [r[0] for r in self.conn.execute(f"PRAGMA integrity_check({QUICK_CHECK_ROWS})")]
             if rows == ["ok"]:
@@ -2094,14 +2116,17 @@ class Index:
         return why
 
     def _rebuild_if_damaged(self, *, files: bool = False) -> bool:
-        """:meth:`check` the index (``files``: its documents against their files too); a damaged one is rebuilt from
-        the vault (the problem in :attr:`warnings`). Returns whether it was.
+        """:meth:`check` the index (:meth:`_problems`, ``files``: its documents against their files too; the sync that
+        follows fills a new index, not the check); a damaged one is rebuilt from the vault (the problem in
+        :attr:`warnings`), and so is one its open replaced. Returns whether it was.
 
         Raises:
             LockTimeout: another process holds the write lock of the damaged index past ``lock_timeout_ms``.
             IndexUnavailable: it cannot be replaced.
         """
-        problems = self.check(files=files)
+        if self._replaced_on_open() is not None:  # (rebuilt already: its warning waits for the sync's report)
+            return True
+        problems = self._problems(files=files)
         if not problems:
             return False
         ours = problems[0].startswith(("corpus_stats", "postings", "documents:", "chunks:", "vec_embeddings",

@@ -441,13 +441,13 @@ def test_sync_reports_the_time_of_its_check_too(example_vault):
     report's ``elapsed_ms`` is the whole call's, the check (here made to take 0.3 s) included."""
     index = dreamdb.open(example_vault)
     index.sync()
-    checked = index.check
+    checked = index._problems  # (the check sync(check=True) runs: Index.check's, QA round 151-C F2)
 
     def slow_check(**kwargs):
         time.sleep(0.3)
         return checked(**kwargs)
 
-    index.check = slow_check
+    index._problems = slow_check
     assert index.sync(check=True).elapsed_ms >= 300
     index.close()
 
@@ -784,6 +784,30 @@ def test_a_damaged_index_is_rebuilt_and_synced_without_auto_sync(example_vault, 
     with dreamdb.open(example_vault, auto_sync=False) as fresh:  # (a process opening the damaged file)
         assert _top(fresh, "sleep debt")[0] == "feature/sleep-consolidation"
         assert any("rebuilt from the vault" in n for n in fresh.take_notes())
+
+
+@pytest.mark.parametrize("auto_sync", [True, False])
+def test_check_reports_an_unreadable_index_and_its_rebuild(example_vault, auto_sync):
+    """QA round 151-C F2: ``Index.check()`` of an index file damaged while no Index had it open returned ``[]`` (the
+    open replaced the file before the check could read it) and left an empty index, the rebuild told only by the next
+    sync's warnings. The check returns the problem the open found, and the index is rebuilt from the vault, a note
+    saying so; ``sync(check=True)`` reports it once, as before."""
+    with dreamdb.open(example_vault) as ix:
+        ix.sync()
+        documents = ix.status()["documents"]
+    _scramble_pages(config.index_path_for(example_vault), in_place=True)
+    with dreamdb.open(example_vault, auto_sync=auto_sync) as ix:
+        problems = ix.check()
+        assert len(problems) == 1 and "malformed database schema" in problems[0], problems
+        notes = ix.take_notes()
+        assert any("was unreadable" in n and "rebuilt from the vault" in n for n in notes), notes
+        assert ix.status()["documents"] == documents and ix.take_notes() == []
+        assert ix.check() == [] and ix.sync().warnings == []
+    _scramble_pages(config.index_path_for(example_vault), in_place=True)
+    with dreamdb.open(example_vault, auto_sync=auto_sync) as ix:
+        report = ix.sync(check=True)
+        assert report.rebuilt and len(report.warnings) == 1 and "was unreadable" in report.warnings[0], report
+        assert ix.take_notes() == [] and ix.status()["documents"] == documents
 
 
 def test_a_vault_moved_with_its_index_is_not_indexed_again_without_auto_sync(example_vault, tmp_path):
