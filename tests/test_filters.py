@@ -336,6 +336,15 @@ def test_rebuild_needs_a_reason(vault):
         assert index.rebuild("checked by hand").documents > 0
 
 
+def test_a_rebuild_a_caller_asked_for_is_worded_as_a_request(vault):
+    """QA round 151-C F3: ``rebuild("requested by the agent")`` warned "index at … was unreadable (requested by the
+    agent); rebuilt from the vault": a caller's reason is a request, not what the index was."""
+    with dreamdb.open(vault) as index:
+        index.sync()
+        warnings = index.rebuild("requested by the agent").warnings
+        assert warnings == [f"index at {index.index_path} rebuilt from the vault on request (requested by the agent)"]
+
+
 def test_a_never_synced_index_opened_without_auto_sync_says_so(vault):
     """QA round 68 M2: with auto_sync=False the empty result said the vault had no notes."""
     index = dreamdb.open(vault, auto_sync=False)
