@@ -2088,10 +2088,12 @@ class Index:
         Raises:
             LockTimeout: the index is damaged, or being built for the first time, while another process holds it.
             IndexUnavailable: the index cannot be read (or, damaged, replaced).
+            UsageError: ``wait_for_first_build`` not a bool (QA round 151-C F4).
         """
         from dreamdb.embeddings.store import chunk_pending_documents, documents_to_chunk
         from dreamdb.errors import LockTimeout
 
+        flags(wait_for_first_build=wait_for_first_build)
         self.sync_for_read(check=True, wait_for_first_build=wait_for_first_build)
         if not documents_to_chunk(self.conn):
             return None
@@ -2200,10 +2202,12 @@ class Index:
         Raises:
             FirstBuildElsewhere: another process is building the index for the first time (a
                 :class:`~dreamdb.errors.LockTimeout`, exit 5), and has not finished within ``lock_timeout_ms``.
+            UsageError: ``check`` or ``wait_for_first_build`` not a bool (``"no"`` would read as true: QA round 151-C
+                F4).
         """
         from dreamdb.errors import FirstBuildElsewhere, LockTimeout
 
-        flags(check=check)
+        flags(check=check, wait_for_first_build=wait_for_first_build)
         self._updating_elsewhere = self._lock_met = False
         self._not_updated = False
         self.read_as_is = None

@@ -234,6 +234,11 @@ def test_api_arguments_of_the_wrong_type_are_usage_errors(vault):
         index.sync(progress=5)
     with pytest.raises(UsageError, match="force must be True or False"):
         index.refresh_embeddings(force="no")  # (QA round 68 M1: re-embedded everything)
+    for call in (index.sync_for_read, index.sync_for_dedup):  # (QA round 151-C F4: "no" read as true)
+        with pytest.raises(UsageError, match="wait_for_first_build must be True or False, got 'no'"):
+            call(wait_for_first_build="no")
+    with pytest.raises(UsageError, match="check must be True or False"):
+        index.sync_for_read(check="no")
     assert ids(index.recall("quokka", mode=" BM25 ", now=NOW))  # spaces and case as DREAMDB_RECALL_MODE's (L8)
     index.close()
 
