@@ -4226,4 +4226,9 @@ def open_index(vault=None, **kwargs):
         several = MultiIndex(vault, **kwargs)
         # (one vault named twice, through two of its paths, is one vault: its Index, which writes; QA round 100-C F4)
         return several.indexes[0] if len(several.indexes) == 1 else several
+    if vault is not None and not isinstance(vault, (str, os.PathLike)):  # (QA round 151-C F5: the message named a
+        # path alone, where a list of paths is taken too)
+        iterable = hasattr(vault, "__iter__") and not isinstance(vault, bytes)
+        raise UsageError(f"vault must be a path (str or os.PathLike), or a list or tuple of paths, got {vault!r}",
+                         hint="Pass several vaults as a list: dreamdb.open(list(paths))." if iterable else None)
     return Index(vault, **kwargs)

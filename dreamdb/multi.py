@@ -31,21 +31,30 @@ class MultiIndex:
     """A read-mostly view over several :class:`~dreamdb.api.Index` objects.
 
     Args:
-        vaults: vault paths (duplicates, after resolving, are searched once).
+        vaults: vault paths, a list (or another iterable; duplicates, after resolving, are searched once).
         **kwargs: passed to every :class:`Index`.
 
     Raises:
-        UsageError: ``vaults`` is one path (a str), or empty, or holds ``None``.
+        UsageError: ``vaults`` is one path (a str), not an iterable of paths (``MultiIndex(5)``: QA round 151-C F5,
+            a bare TypeError), or empty, or holds ``None``.
         VaultNotFound: one of the paths is not a vault.
         UsageError: one ``index_path`` (or ``DREAMDB_INDEX``) for several vaults: an index file serves one vault.
     """
 
     def __init__(self, vaults, **kwargs) -> None:
-        if isinstance(vaults, (str, bytes, os.PathLike)) or not vaults:  # (QA round 107 F9: a str was read letter by
-            # letter, "/ is not a vault"; [] searched nothing without a word)
-            raise UsageError("MultiIndex takes a list of vault paths" + (f", not one path: {vaults!r}"
-                             if vaults else "; none was given") + ".", hint="dreamdb.open(path) opens one vault.")
-        vaults = list(vaults)
+        if isinstance(vaults, (str, bytes, os.PathLike)):  # (QA round 107 F9: a str was read letter by letter, "/ is
+            # not a vault")
+            raise UsageError(f"MultiIndex takes a list of vault paths, not one path: {vaults!r}.",
+                             hint="dreamdb.open(path) opens one vault.")
+        given = vaults
+        try:
+            vaults = list(vaults)
+        except TypeError:  # (QA round 151-C F5: MultiIndex(5) raised TypeError, 'int' object is not iterable)
+            raise UsageError(f"MultiIndex takes a list of vault paths, got {given!r}.",
+                             hint="dreamdb.open(path) opens one vault; dreamdb.open([path, …]) several.") from None
+        if not vaults:  # ([] searched nothing without a word; an empty iterator too)
+            raise UsageError("MultiIndex takes a list of vault paths; none was given.",
+                             hint="dreamdb.open(path) opens one vault.")
         if None in vaults:  # (QA round 139-A F4: None was the vault of the current folder or DREAMDB_VAULT, added
             # without a word)
             raise UsageError(f"The list of vaults holds None (item {vaults.index(None) + 1} of {len(vaults)}): each item"

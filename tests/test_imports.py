@@ -276,8 +276,11 @@ def test_multiindex_refuses_one_path_or_none():
     import dreamdb
     from dreamdb.errors import UsageError
 
-    for bad in ("examples", b"examples", []):
+    for bad in ("examples", b"examples", [], iter(())):
         with pytest.raises(UsageError, match="MultiIndex takes a list of vault paths"):
+            dreamdb.MultiIndex(bad)
+    for bad in (5, 0, None):  # (QA round 151-C F5: a bare TypeError, 'int' object is not iterable)
+        with pytest.raises(UsageError, match=f"MultiIndex takes a list of vault paths, got {bad!r}"):
             dreamdb.MultiIndex(bad)
 
 

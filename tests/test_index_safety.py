@@ -390,9 +390,14 @@ def test_api_takes_numpy_integers_as_integers(example_vault):
         index.recall("sleep", top=np.int64(0))
 
 
-def test_open_rejects_a_non_path_and_an_empty_list():
+def test_open_rejects_a_non_path_and_an_empty_list(example_vault):
     with pytest.raises(UsageError, match="vault must be a path"):
         dreamdb.open(5)
+    for bad in (iter([str(example_vault)]), {str(example_vault)}, 5):  # (QA round 151-C F5: a path alone was named)
+        with pytest.raises(UsageError, match=r"vault must be a path \(str or os.PathLike\), or a list or tuple of"
+                                             r" paths, got ") as info:
+            dreamdb.open(bad)
+        assert (info.value.hint == "Pass several vaults as a list: dreamdb.open(list(paths)).") is (bad != 5)
     with pytest.raises(UsageError, match="No vault given"):
         dreamdb.open([])
 
