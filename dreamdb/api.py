@@ -104,8 +104,8 @@ class Hit:
         path: absolute path of the source file.
         snippet: best body line ±1 (SPEC §2); computed on first access, from the note as the index holds it then: a
             note changed and synced since the recall gives its new text (QA round 97-A F2). Read it (or
-            :meth:`as_dict`) soon after the recall where the vault may change meanwhile; until it is read, the hit
-            keeps its :class:`Index` from being freed.
+            :meth:`as_dict`) soon after the recall where the vault may change meanwhile; until it is read (or set),
+            the hit keeps its :class:`Index` from being freed. It can be set, as every field can.
         score: raw BM25 (what thresholds gate on; unaffected by mode, synonyms, recency), 0 for a hit only the dense
             channel or a translation found.
         rank_score: what hits are sorted by, on the mode's scale: in ``bm25`` mode rankScore (BM25's scale, the
@@ -171,6 +171,14 @@ class Hit:
                 self._snippet_source = None
             snippet = self._snippet
         return snippet
+
+    @snippet.setter
+    def snippet(self, value: str) -> None:
+        """Set the snippet, as any other field of the hit can be (``Hit(snippet=…)`` and ``replace(hit, snippet=…)``
+        set it so): the note's text is then not read for it (QA round 151-C F6: ``hit.snippet = …`` raised
+        AttributeError, where the README says a hit can be changed in place as a default dataclass)."""
+        self._snippet = value
+        self._snippet_source = None  # (the lazy body reader, and the Index it keeps from being freed, let go)
 
     def __getstate__(self) -> dict:
         """Pickling computes the snippet first (the lazy body reader cannot be pickled)."""

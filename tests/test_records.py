@@ -77,6 +77,29 @@ def test_field_without_default_after_default_is_refused():
             b: int
 
 
+def test_every_field_of_a_hit_the_snippet_too_can_be_changed_in_place(tiny_vault):
+    """QA round 151-C F6: the README says a hit can be changed in place, as a default dataclass, and ``fields(hit)``
+    lists ``snippet``, but ``hit.snippet = "x"`` raised AttributeError (a property without a setter). Set before its
+    first read, the note's text is not read for it; after, it replaces the one made."""
+    import pickle
+
+    import dreamdb
+    from tests.conftest import write_doc
+
+    write_doc(tiny_vault, "knowledge/sleep-debt.md", "---\ntitle: Sleep debt\n---\nHow sleep debt is computed.\n")
+    first, second = (dreamdb.open(tiny_vault).recall("sleep debt", top=1)[0] for _ in range(2))
+    assert "computed" in second.snippet
+    for hit in (first, second):  # (not read yet; read)
+        for name in fields(hit):
+            setattr(hit, name, getattr(hit, name))
+        hit.snippet = "a snippet of my own"
+        assert hit.snippet == "a snippet of my own" and hit.as_dict()["snippet"] == "a snippet of my own"
+        assert pickle.loads(pickle.dumps(hit)).snippet == "a snippet of my own"
+        assert replace(hit, rank_score=2.0).snippet == "a snippet of my own"
+        hit.doc_id = "knowledge/other"
+        assert hit.doc_id == "knowledge/other"
+
+
 def test_a_private_field_read_through_a_property_is_given_by_the_propertys_name(tiny_vault):
     """QA round 62 L5: ``fields(hit)`` listed ``_snippet`` and ``_snippet_source``, not ``snippet``, and
     ``replace(hit, snippet=…)`` was refused."""
