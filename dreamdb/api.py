@@ -725,7 +725,8 @@ class Index:
         self._lexicon_noted = None  # the unusable lexicon file already named in a note (see _lexicon)
         self._plan_noted = True  # whether recall(explain=True) notes how the query's words were read (_plan_notes;
         # the prompt hook, which logs none of them, turns it off: its translations' lookups were ≈ 4 ms a prompt)
-        self._deferring = threading.local()  # .notes: where this thread's filter notes go instead (_explain_filters)
+        self._deferring = threading.local()  # .notes: where this thread's filter notes go instead (_explain_filters);
+        # .clock: the current time a MultiIndex read once for every vault of a call (_machine_now)
         self._format_noted = None  # (connection, data_version) whose index format was checked (_note_other_format)
         self._schema_checked = None  # (connection, data_version) whose schema version was checked (_follow_schema)
         self._vault_checked = None  # the connection whose recorded vault was checked (_sync_for_other_vault)
@@ -2478,7 +2479,7 @@ class Index:
         if mode not in MODES:
             where = "DREAMDB_RECALL_MODE" if from_env else "mode"
             raise UsageError(f"Unknown recall mode {mode!r} (from {where})", hint=f"Use one of: {', '.join(MODES)}")
-        now_dt = _now(now)
+        now_dt = _now(now) if now is not None else self._machine_now()
         filters = self._filters(types, exclude_types, tags, since, until, status, level, include_expired, now_dt,
                                 machine_clock=now is None)
         self._sync_before_read()
@@ -3233,6 +3234,15 @@ class Index:
                                   " language-centred); run: dreamdb embed refresh")
         return pending
 
+    def _machine_now(self) -> datetime:
+        """The current time in the machine's time zone (:func:`_now` of ``None``): the one instant a
+        :class:`~dreamdb.multi.MultiIndex` read for all its vaults of this call (this thread's ``_deferring.clock``),
+        else read here. (QA round 151-F F1: each vault read the clock itself, a little later than the one before, so
+        equal hits of two copies of a vault differed in recency beyond the rankScore's tie and came in ``--vault``
+        order, not by the tie rule; ``today`` and expiry could be judged at two instants across a midnight.)"""
+        clock = getattr(self._deferring, "clock", None)
+        return clock if clock is not None else _now(None)
+
     def _filters(self, types, exclude_types, tags, since, until, status, level, include_expired, now_dt, *,
                  machine_clock: bool = False) -> Filters:
         # Without a date window the result depends on the arguments only: kept per argument tuple.
@@ -3778,7 +3788,7 @@ class Index:
             VaultNotFound: the vault folder is gone (moved or deleted since the Index was opened).
         """
         flags(include_expired=include_expired)
-        now_dt = _now(now)
+        now_dt = _now(now) if now is not None else self._machine_now()
         filters = self._filters(types, exclude_types, tags, since, until, status, level, include_expired, now_dt,
                                 machine_clock=now is None)
         self._sync_before_read()

@@ -94,28 +94,35 @@ class MultiIndex:
             VaultNotFound: every vault is gone.
             DreamdbError: as :meth:`Index.recall`.
         """
-        return merge_hits(self._each_vault(lambda index: index.recall(query, top=top, **kwargs)), top)
+        return merge_hits(self._each_vault(lambda index: index.recall(query, top=top, **kwargs),
+                                           clock=kwargs.get("now") is None), top)
 
-    def _each_vault(self, call) -> list:
+    def _each_vault(self, call, *, clock: bool = False) -> list:
         """``call(index)`` for every vault still there, in order; a vault gone since this object was made is left
         out, with a note. When some vault's result is not empty, the notes of the others on how their filters
-        emptied theirs are dropped.
+        emptied theirs are dropped. With ``clock`` (a call without ``now``), the current time is read once and every
+        vault reads it as its own (:meth:`Index._machine_now`): one instant ranks every vault's hits, so equal hits
+        tie (QA round 151-F F1: each vault read the clock a little later, their recency differed beyond the
+        rankScore's rounding and equal hits came in vault order), and ``today`` and expiry mean one instant.
 
         Raises:
             VaultNotFound: every vault is gone.
         """
+        from dreamdb.api import _now
         from dreamdb.errors import VaultNotFound
 
+        now = _now(None) if clock else None
         results, gone, deferred = [], [], []
         for index in self._searched_once():
             index._deferring.notes = notes = []  # (this thread's: QA round 128-A F5)
+            index._deferring.clock = now
             try:
                 results.append(call(index))
                 deferred.append((index, notes))
             except VaultNotFound as exc:
                 gone.append((index, exc))
             finally:
-                index._deferring.notes = None
+                index._deferring.notes = index._deferring.clock = None
         if gone and not results:
             raise gone[0][1]
         self._notes.extend(f"{index.vault}: left out: {exc.message}" for index, exc in gone)
@@ -207,7 +214,8 @@ class MultiIndex:
             DreamdbError: as :meth:`Index.list_documents`.
         """
         return [doc for docs in self._each_vault(lambda index: [{**doc, "vault": str(index.vault)}
-                                                                 for doc in index.list_documents(types, **filters)])
+                                                                 for doc in index.list_documents(types, **filters)],
+                                                 clock=filters.get("now") is None)
                 for doc in docs]
 
     def close(self) -> None:

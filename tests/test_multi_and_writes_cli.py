@@ -45,6 +45,36 @@ def test_hits_merged_by_rank_score_each_naming_its_vault(two_vaults):
     assert [h["vault"] for h in json.loads(p.stdout)["hits"]] == [str(b.resolve()), str(a.resolve())]
 
 
+def test_equal_hits_of_two_copies_of_a_vault_follow_the_tie_rule_in_either_order_without_now(tmp_path):
+    """QA round 151-F F1: without ``now`` each vault read the clock itself, a little later than the one before, so
+    a note's two copies differed in recency beyond the rankScore's 40-bit tie and came in ``--vault`` order: a's copy
+    first for ``--vault a --vault b``, b's for ``--vault b --vault a``. The clock is read once for every vault of a
+    call; equal hits tie and are ordered newest first, then doc_id, then vault, whatever the order given."""
+    a, b = (tmp_path / name / "_dream_context" for name in ("a", "b"))
+    for v in (a, b):
+        shutil.copytree(ROOT / "examples" / "_dream_context", v, ignore=shutil.ignore_patterns(".dreamdb"))
+    expected = None
+    for order in ((a, b), (b, a), (a, b)):
+        with dreamdb.open(list(order)) as index:
+            hits = index.recall("consolidation memory", top=4)
+            docs = index.list_documents()
+        got = [(h.doc_id, h.vault, h.rank_score) for h in hits]
+        assert [g[:2] for g in got] == [(d, str(v.resolve())) for d in (got[0][0], got[2][0]) for v in (a, b)]
+        assert got[0][2] == got[1][2] and got[2][2] == got[3][2]  # (one instant ranked both copies)
+        assert expected in (None, [g[:2] for g in got])
+        expected = [g[:2] for g in got]
+        half = len(docs) // 2  # (listed by vault, in the order given, as before; the clock read once for both)
+        assert [(d["doc_id"], d["vault"]) for d in docs] == [(d["doc_id"], str(v.resolve())) for v in order
+                                                             for d in docs[:half]]
+    for order in ((a, b), (b, a)):
+        p = cli("recall", *(x for v in order for x in ("--vault", str(v))), "--plain", "--top", "4",
+                "consolidation memory")
+        assert p.returncode == 0, p.stderr
+        assert [line.split("\t")[-1] for line in p.stdout.splitlines()] == [
+            str(v.resolve() / "knowledge" / "features" / name) for name in ("sleep-consolidation.md", "prompt-hook.md")
+            for v in (a, b)]
+
+
 def test_a_vault_gone_meanwhile_is_left_out_with_a_note(two_vaults):
     """QA round 97-A F4: a long-lived MultiIndex (a user vault and a project vault) raised VaultNotFound for every
     recall once one vault folder was moved away: no hits from the one still there. It is left out, with a note; when
