@@ -3297,7 +3297,12 @@ class Index:
                 day = None if isinstance(until, datetime) else calendar_day_instants(str(until), now_dt,
                                                                                     machine_clock=machine_clock)
                 until_at = day[1] if day else None
-            if since_d is not None and until_d is not None and since_d > until_d:
+            # Empty only when no note can be in it: neither one dated with a date alone (compared with the date
+            # bounds) nor one with a time of day (with a local day's bounds where given; Filters.sql). (QA round
+            # 151-F F2: --since today --until 2026-08-17 at 03:00 in Tokyo was refused, the date bounds a day apart,
+            # while a note stamped 2026-08-17T23:00Z is in both, and each alone listed it.)
+            if (since_d is not None and until_d is not None and since_d > until_d
+                    and (since_d if since_at is None else since_at) > (until_d if until_at is None else until_at)):
                 raise UsageError(f"since (--since {since}) is after until (--until {until}): the window is empty.")
         return Filters(types=types_l, exclude_types=exclude_l, tags=_tags(tags),
                        statuses=_split(status, "status"), min_level=level, since_days=since_d, until_days=until_d,

@@ -1118,6 +1118,47 @@ def test_a_local_day_keeps_notes_dated_by_day_and_by_instant_within_it(tiny_vaul
     index.close()
 
 
+@pytest.mark.parametrize("engine", ["memory", "sql"])
+def test_a_window_of_a_local_day_and_a_date_is_refused_only_when_no_note_can_be_in_it(tiny_vault, engine, capsys):
+    """QA round 151-F F2: the window's bounds were checked as dates only (``today`` as its date's midnight UTC), so
+    at 03:00 in Tokyo on 18 August ``--since today --until 2026-08-17`` was refused as empty (exit 2) while a note
+    stamped 2026-08-17T23:00Z is in both (each bound alone listed it); so was ``--since 2026-08-18T00:00:00Z --until
+    today`` at 22:00 in Los Angeles on 17 August, which a note of 2026-08-18T04:30Z is in. A window is refused only
+    when neither a note dated by day nor one with a time of day can be in it, as recall and list select them."""
+    import dreamdb
+    from dreamdb.errors import UsageError
+
+    for name, key, when in (("n08", "date", "2026-08-17T23:00:00Z"), ("n09", "date", "2026-08-18T04:30:00Z"),
+                            ("d17", "date", "2026-08-17"), ("d18", "date", "2026-08-18")):
+        write_doc(tiny_vault, f"knowledge/{name}.md", f"---\n{key}: {when}\n---\n# {name}\nzephyr\n")
+    tokyo, los_angeles = "2026-08-18T03:00:00+09:00", "2026-08-17T22:00:00-07:00"
+    index = dreamdb.open(tiny_vault, engine=engine)
+
+    def slugs(now: str, **window) -> set[str]:
+        return {h.slug for h in index.recall("zephyr", top=10, now=now, **window)}
+
+    assert slugs(tokyo, since="today") == {"n08", "n09", "d18"}
+    assert slugs(tokyo, until="2026-08-17") == {"n08", "d17"}
+    assert slugs(tokyo, since="today", until="2026-08-17") == {"n08"}
+    assert [d["doc_id"] for d in index.list_documents(since="today", until="2026-08-17", now=tokyo)] == [
+        "knowledge/n08"]
+    assert slugs(los_angeles, since="2026-08-18T00:00:00Z", until="today") == {"n09"}
+    for now, since, until in ((tokyo, "2026-08-20", "2026-08-10"), (tokyo, "today", "yesterday"),
+                              (tokyo, "tomorrow", "2026-08-17"), (tokyo, "today", "2026-08-17T14:59:59Z"),
+                              (los_angeles, "2026-08-18T07:00:00Z", "today")):
+        with pytest.raises(UsageError, match="is after until .*: the window is empty"):
+            index.recall("zephyr", now=now, since=since, until=until)
+    index.close()
+    assert main(["recall", "--vault", str(tiny_vault), "--since", "today", "--until", "2026-08-17", "--now", tokyo,
+                 "--plain", "zephyr"]) == 0
+    assert capsys.readouterr().out.split("\t")[2] == "knowledge/n08"
+    assert main(["list", "--vault", str(tiny_vault), "--since", "2026-08-18T00:00:00Z", "--until", "today", "--now",
+                 los_angeles, "--json"]) == 0
+    assert [d["doc_id"] for d in json.loads(capsys.readouterr().out)] == ["knowledge/n09"]
+    assert main(["recall", "--vault", str(tiny_vault), "--since", "2026-08-20", "--until", "2026-08-10", "zephyr"]) == 2
+    assert "the window is empty" in capsys.readouterr().err
+
+
 def test_what_remember_dated_today_is_found_by_since_today_in_any_time_zone(example_vault):
     """QA round 114-B F3: ``remember`` dates an entry by the local date; ``--since today`` read UTC's date, so in a
     time zone whose date differs from UTC's (Tokyo before 09:00) the entry just written was left out. The zone is
