@@ -648,9 +648,11 @@ def _gold_data(tmp_path: Path) -> Path:
                               "category": "exact-term", "lang": "en"}], bom=True)
 
 
-def test_a_run_that_scores_nothing_fails_and_a_partial_run_never_replaces_the_report(tmp_path):
+def test_a_run_that_scores_nothing_fails_and_a_partial_run_never_replaces_the_report(tmp_path, capsys):
     """QA round 86-C M4: a run whose every mode was unavailable exited 0; L3: a quick run of one set replaced the
     tracked report of every set; L7: a gold file with a byte order mark was refused."""
+    from dreamdb.cli import main
+
     data = _gold_data(tmp_path)
     assert [q.id for q in load_gold(data / "eval" / "dreamcontext-gold-train.jsonl")] == ["q1", "q2"]
 
@@ -674,13 +676,13 @@ def test_a_run_that_scores_nothing_fails_and_a_partial_run_never_replaces_the_re
     for args in (["--quick", *full], ["--set", "dreamcontext", "--modes", "bm25,hybrid,dense"], ["--no-baseline", *full],
                  ["--set", "all", "--modes", "hybrid,dense"], ["--set", "all", "--modes", "bm25"]):
         # (a quick run, one set of four, no bm25s, no BM25, no hybrid nor dense: QA rounds 86-C L3, 87 M2, 88 B5)
+        # (refused before any run: in this process, as the CLI's main, not a process started for each)
         try:
-            r = subprocess.run([sys.executable, "-m", "dreamdb", "eval", "--data", str(data), "--cache",
-                                str(tmp_path / "c"), "--write-results", *args], capture_output=True, text=True, cwd=ROOT,
-                               timeout=300)
+            code = main(["eval", "--data", str(data), "--cache", str(tmp_path / "c"), "--write-results", *args])
         finally:
             changed, _ = report.read_bytes() != before, report.write_bytes(before)  # (a failing run wrote it: undone)
-        assert r.returncode == 2 and "--write-results takes every set" in r.stderr and not changed, (args, r.stderr)
+        err = capsys.readouterr().err
+        assert code == 2 and "--write-results takes every set" in err and not changed, (args, err)
     # a full run whose hybrid and dense were unavailable (no vectors, as on a machine without the model) leaves the
     # report as it was (QA round 89 F4)
     try:
