@@ -102,6 +102,10 @@ ADDRESSEES = frozenset(tuple(p.split()) for p in (
 the assistant's name and the vocatives of a chat, English and Turkish, a closed list ("hi claude, how are you?",
 "Günaydın Claude", "selam millet", "Good morning, Claude!"). Any other word after a greeting makes its clause a
 question's words ("hello world", "hi hook")."""
+ADDRESS_WORDS = frozenset("my dear you sevgili".split())
+"""The words that go with an addressee in a clause of its own after a greeting ("Hello, my friend!", "Hi, dear
+Claude", "hey, you guys", "Selam, sevgili ekip"), beside :data:`ADDRESSEES`' own (``there``, ``all``, ``everyone``):
+such a clause, with no other word (a stopword too) and no ``?``, is the greeting's (:func:`greeting_clause_end`)."""
 _LONGEST_PHRASE = max(map(len, ACKNOWLEDGEMENT_PHRASES | GREETING_PHRASES))
 _LONGEST_GREETING_QUESTION = max(map(len, GREETING_QUESTIONS))
 _LONGEST_ADDRESSEE = max(map(len, ADDRESSEES))
@@ -808,13 +812,16 @@ def greeting_clause_end(text: str) -> int:
     one after another ("Hello! Good morning, …"); a clause made only of an addressee, after a greeting clause (or such
     an addressee's), is the greeting's too: "Good morning, Claude!", "Hello, Claude", "hey there, team!" (QA round
     151-A F1: they injected notes on Claude and teams, and "Hi, Claude. How does sync work?" recalled ``claude``
-    beside the question). Another word in it makes it a question's: "hello, world" is recalled as "world"."""
+    beside the question). Another word in it makes it a question's: "hello, world" is recalled as "world"; so does
+    a ``?`` after it, or a stopword other than :data:`ADDRESS_WORDS` ("my", "dear"): "Good morning. And the bot?",
+    "Hey Claude! Is the team here?" are recalled as "And the bot?" and "Is the team here?" (QA round 151-H F2)."""
     from dreamdb.analyzer import lower, normalize
 
     greetings, phrases = _greeting_keys()
     questions, stop = _acknowledgement_keys()[3:]
     stop = stop - questions  # (a question's words are no greeting's: "günaydın, başlayalım mı?" asks)
     addressees = _addressee_keys()
+    address_words = frozenset(map(_acknowledgement_key, ADDRESS_WORDS))
     end, greeted = 0, False
     while True:
         m = _OPENING_CLAUSE().match(text, end)
@@ -822,8 +829,11 @@ def greeting_clause_end(text: str) -> int:
             return end
         keys = [_acknowledgement_key(lower(normalize(w))) for w in _WORD_RE().findall(m.group(1))]
         # (a clause made only of an addressee, after a greeting's, is said to it: "Good morning, Claude!", "hey
-        # there, team!"; its stopwords passed over but for an addressee's own, there, all, everyone: QA round 151-A F1)
-        if greeted and tuple(k for k in keys if k not in stop or (k,) in addressees) in addressees:
+        # there, team!", QA round 151-A F1; an address, no question or sentence: with no `?` and no word but the
+        # addressee's and ADDRESS_WORDS, stopwords too: "Good morning. And the bot?", "Hey Claude! Is the team
+        # here?" ask, QA round 151-H F2)
+        if (greeted and "?" not in text[m.end(1):m.end()]
+                and tuple(k for k in keys if k not in address_words) in addressees):
             end = m.end()
             continue
         words = [k for k in keys if k not in stop or k in greetings]

@@ -1782,6 +1782,36 @@ def test_an_addressee_in_a_clause_of_its_own_after_a_greeting_is_the_greetings(t
     assert "[knowledge/claude]" in H.run(payload("hello, claude settings", vault.parent))
 
 
+def test_a_question_after_a_greeting_made_of_an_addressee_word_is_no_address(tmp_path, monkeypatch):
+    """QA round 151-H F2: since 151-A F1 a clause after a greeting whose words, stopwords (but for question words) and
+    its ``?`` left out, were an addressee was the greeting's, so "Good morning. And the bot?" and "Hey Claude! Is the
+    team here?" printed nothing, where "And the bot?" and "Is the team here?" alone inject notes. Such a clause is the
+    greeting's only as an address: no ``?``, and no word but the addressee's and ADDRESS_WORDS ("my", "dear")."""
+    from dreamdb import hook as H
+
+    vault = filled_vault(tmp_path, {
+        "knowledge/bot.md": "---\ntitle: Release bot\n---\nThe bot posts the release notes; the bot runs nightly.\n",
+        "knowledge/team.md": "---\ntitle: Team roster\n---\nThe team is here: the platform team and the sync team.\n",
+        "knowledge/claude.md": "---\ntitle: Claude settings\n---\nClaude reads its settings from the claude folder.\n"},
+        fillers=20)
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(tmp_path / "h.log"))
+    for prompt, alone, note in (("Good morning. And the bot?", "And the bot?", "bot"),
+                                ("Hey Claude! Is the team here?", "Is the team here?", "team"),
+                                ("Hi! Where is the bot?", "Where is the bot?", "bot")):
+        assert H.without_greeting(prompt) == alone and not H._is_acknowledgement(prompt), prompt
+        block = H.run(payload(prompt, vault.parent))
+        assert block.startswith(H.HEADER) and f"[knowledge/{note}]" in block, (prompt, block)
+        assert block == H.run(payload(alone, vault.parent)), (prompt, block)
+    assert H.without_greeting("Hello, bot?") == "bot?" and not H._is_acknowledgement("Hello, bot?")
+    assert H.without_greeting("Hi! The team.") == "The team." and not H._is_acknowledgement("Hi! The team.")
+    # an address stays the greeting's, its words of address too
+    for prompt in ("Good morning, Claude!", "Hello, Claude", "Merhaba, Claude", "hey there, team!", "Hello, everyone!",
+                   "Hi, Claude, team!", "Hello, my friend!", "Hi, dear bot.", "Hey, you guys!", "Selam, sevgili ekip"):
+        assert H.without_greeting(prompt) == "" and H._is_acknowledgement(prompt), prompt
+        assert H.run(payload(prompt, vault.parent)) == "", prompt
+    assert H.without_greeting("Good morning, bot! Is the team here?") == "Is the team here?"
+
+
 def test_a_long_id_is_shown_by_its_start_and_end_in_the_block(tmp_path, monkeypatch):
     """QA round 150-F F5: a changelog entry's id is made of its scope, and a scope listing 80 files gave a
     2,500-character id line (and superseded-by) in the block, whose titles and snippets are cut. The id shown is at
