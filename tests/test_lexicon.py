@@ -1686,6 +1686,35 @@ def test_a_plainly_typed_turkish_query_is_not_made_english_by_a_word_one_english
         assert not plan.resolved and not plan.translated and plan.terms == ["mac"], plan
 
 
+def test_an_english_query_is_not_made_turkish_by_one_brand_word_the_lexicon_has_as_turkish(real_vault_copy,
+                                                                                          kenet_lexicon):
+    """QA round 151-H F1: the tech words of an English query (``sync``, ``api``, ``test``, ``audio``) are in the lexicon
+    in both languages and cast no vote, so one brand or abbreviation the lexicon has as Turkish only (``asana``: *aşa*,
+    ``bal``, ``ek``, ``bas``) outvoted none and read the whole query as Turkish: ``asana sync`` found the diagram
+    holding *aşan* first, not the notes on sync. A word of both languages or of neither that an English note holds now
+    counts against: the Turkish-only words and Turkish stopwords must outnumber such words too (``rakip analizi``,
+    ``mac bildirimleri``, ``yedekler sifrelenir``, whose ``sifrelenir`` no note holds, still do)."""
+    from dreamdb.lexicon import Lexicon
+    from dreamdb.ranking.rank import plan_query, turkish_by_lexicon, turkish_only_word
+
+    lexicon = Lexicon(kenet_lexicon)
+    assert all(turkish_only_word(w, lexicon) for w in ("asana", "bal", "ek", "bas"))
+    with dreamdb.open(real_vault_copy, lexicon=lexicon, index_path=real_vault_copy.parent / "h1.db") as ix:
+        ix.recall("x")
+        vocabulary = ix._vocabulary()
+        english = ("asana sync", "asana api", "asana webhook", "bas audio", "ek api", "bal test", "bal sync server",
+                   "ek webhook retry")
+        for query in english:
+            assert not turkish_by_lexicon(query.split(), lexicon, vocabulary), query
+        for query in ("rakip analizi", "rakip analizi yap", "mac bildirimleri", "bildirimleri", "asana ve sync",
+                      "yedekler sifrelenir"):
+            assert turkish_by_lexicon(query.split(), lexicon, vocabulary), query
+        plan = plan_query("asana sync", vocabulary=vocabulary, lexicon=lexicon)
+        assert "asana" not in plan.resolved, plan
+        top = [h.doc_id for h in ix.recall("asana sync")][:5]
+        assert "knowledge/sleep-debt.excalidraw" not in top and any("sync" in d for d in top), top
+
+
 def test_a_loanword_reading_that_is_also_a_translation_is_the_word_itself(real_vault_copy, kenet_lexicon):
     """QA round 77 G2: in `serverlardan veri` over the real vault, the word's loanword reading *server* is also one of
     KeNet's translations of Turkish "server", so all its translations the notes hold competed, and the query's other

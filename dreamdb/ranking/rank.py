@@ -646,10 +646,15 @@ def turkish_by_lexicon(words: list[str], lexicon, vocabulary) -> bool:
     (:func:`english_word`), the count :func:`dreamdb.analyzer.english_by_function_words` makes of function words; a
     Turkish-only word that a note not analysed as Turkish holds as the query analyses it (as English) is not counted:
     the notes quote Turkish words and name things (``funnel analizi``, the *Mac*), so it says nothing of the query's
-    language (and is kept as typed anyway). ``rakip analizi`` reads as Turkish (``analizi`` is in one English note;
-    QA round 151-E F1); ``mac`` alone, ``cabin crew``, ``sleep nehir`` (one each) do not, nor a query English by its
-    function words (:func:`dreamdb.analyzer.english_by_function_words`). ``False`` without a lexicon or a
-    vocabulary."""
+    language (and is kept as typed anyway). And more of its ``words`` must be Turkish stopwords or Turkish-only words
+    (held or not) than English-only stopwords, English-only words and words (not stopwords) of both languages or of
+    neither that a note not analysed as Turkish holds: the tech words of an English query (``sync``, ``api``,
+    ``test``) are in the lexicon as both or not at all and cast no vote, so one brand or abbreviation it has as
+    Turkish only (``asana``, ``bal``) outvoted none (QA round 151-H F1); such a word no such note holds
+    (``sifrelenir``) says nothing, as a held Turkish-only word says nothing in the votes. ``rakip analizi`` and ``rakip analizi yap`` read as Turkish (``analizi`` is in
+    one English note; QA round 151-E F1); ``mac`` alone, ``cabin crew``, ``sleep nehir`` (one each), ``asana sync``,
+    ``bal test`` do not, nor a query English by its function words
+    (:func:`dreamdb.analyzer.english_by_function_words`). ``False`` without a lexicon or a vocabulary."""
     if lexicon is None or vocabulary is None or english_by_function_words(words):  # (English by its function words)
         return False
     kinds = {}
@@ -658,16 +663,31 @@ def turkish_by_lexicon(words: list[str], lexicon, vocabulary) -> bool:
             kinds[w] = -1
         elif w in TURKISH_STOPWORDS or w in ASCII_TYPED_TURKISH_STOPWORDS:
             kinds[w] = 1
+        elif w in STOPWORDS:  # (a stopword of both readings, "a", "in": no vote, and no content word either)
+            kinds[w] = 0
         elif english_word(w, lexicon):
             kinds[w] = -2
         elif turkish_only_word(w, lexicon):
             kinds[w] = 2
+        else:  # (a content word of both languages or neither: "test", "sync", "api"; no vote, but not Turkish)
+            kinds[w] = -3
     if not any(k > 0 for k in kinds.values()):
         return False
     turkish_words = {w: stem(w, False) for w, k in kinds.items() if k == 2}
     held = vocabulary.known(set(turkish_words.values()), in_turkish=False) if turkish_words else set()
+    # Two counts, both of which must say Turkish: the votes, where a word of both languages or of neither casts none
+    # and a Turkish-only word a note not analysed as Turkish holds says nothing; and the query's words, where a
+    # content word with no Turkish-only reading that such a note holds counts as not Turkish ("asana sync": one
+    # Turkish-only word beside a word the English notes use is no Turkish query, QA round 151-H F1; one no such note
+    # holds, "sifrelenir", says nothing, as in the votes) and a held Turkish-only word as Turkish still (a Turkish
+    # word, if a quoted one: "rakip analizi yap")
     votes = [k for w in words if (k := kinds.get(w)) and (k != 2 or turkish_words[w] not in held)]
-    return sum(k > 0 for k in votes) > sum(k < 0 for k in votes)
+    if sum(k > 0 for k in votes) <= sum(k < 0 for k in votes if k != -3):
+        return False
+    others = {w: stem(w, False) for w, k in kinds.items() if k == -3}
+    in_english = vocabulary.known(set(others.values()), in_turkish=False) if others else set()
+    return (sum(kinds[w] > 0 for w in words)
+            > sum(kinds[w] < 0 and (kinds[w] != -3 or others[w] in in_english) for w in words))
 
 
 def _own_words(words: list[str], originals: list[str], common: frozenset[int] = frozenset()) -> list[str]:
