@@ -28,7 +28,7 @@ class QueryTimeout(DreamdbError):
 MAX_RESULT_BYTES = 128 * 2**20
 """Bytes of result data ``dreamdb sql`` holds before it cuts a result, whatever the rows, counted by :func:`result_size`:
 a cell's bytes (text in UTF-8, a BLOB's; 8 a number or NULL) and :data:`CELL_OVERHEAD` more, and :data:`ROW_OVERHEAD`
-a row. A result is held in memory before it is printed, at up to 9 times that size (a BLOB's hex in JSON; 2,000,000
+and the column names' bytes (:func:`names_size`: JSON repeats them in every row) a row. A result is held in memory before it is printed, at up to 9 times that size (a BLOB's hex in JSON; 2,000,000
 rows of one integer, 7 times, 1.26 GB as JSON or a table), so a query of three 1 GB BLOBs asked for about 27 GB (QA
 round 115-C F3). The largest cell SQLite makes is 1 GB (``SQLITE_MAX_LENGTH``)."""
 
@@ -44,23 +44,35 @@ _ENCODE_PIECE = 2**20
 """Characters of non-ASCII text encoded at once to count its UTF-8 bytes (a 1 GB cell is not copied whole)."""
 
 
-def result_size(row: tuple) -> int:
+def result_size(row: tuple, names: int = 0) -> int:
     """What one result row counts toward :data:`MAX_RESULT_BYTES`, in bytes: per cell its data (a ``str`` in UTF-8, a
-    ``bytes``'s length, 8 anything else) plus :data:`CELL_OVERHEAD`, plus :data:`ROW_OVERHEAD` for the row. ASCII
+    ``bytes``'s length, 8 anything else) plus :data:`CELL_OVERHEAD`, plus :data:`ROW_OVERHEAD` for the row, plus
+    ``names``: the bytes of the result's column names (:func:`names_size`), which JSON writes again in every row. ASCII
     text costs no encoding (``str.isascii`` is a flag); other text is encoded a piece at a time."""
-    size = ROW_OVERHEAD + CELL_OVERHEAD * len(row)
+    size = ROW_OVERHEAD + CELL_OVERHEAD * len(row) + names
     for v in row:
         if isinstance(v, str):
-            if v.isascii():
-                size += len(v)
-            else:  # (QA round 145-D F3: len() counted 35,000,000 emoji as 35 MB; they are 140 MB in UTF-8)
-                size += sum(len(v[i:i + _ENCODE_PIECE].encode("utf-8", "surrogatepass"))
-                            for i in range(0, len(v), _ENCODE_PIECE))
+            size += _utf8_size(v)
         elif isinstance(v, (bytes, bytearray, memoryview)):
             size += len(v)
         else:
             size += 8
     return size
+
+
+def names_size(columns: list[str]) -> int:
+    """The UTF-8 bytes of ``columns``' names as JSON keys (:func:`unique_names`): what each row of the result counts
+    for them toward :data:`MAX_RESULT_BYTES` (QA round 151-G F2: a column named by 100,000 characters, not counted,
+    made a 200 MB JSON of 2,000 rows of one integer, 619 MB resident)."""
+    return sum(_utf8_size(name) for name in unique_names(columns))
+
+
+def _utf8_size(v: str) -> int:
+    """The bytes of ``v`` in UTF-8, ASCII text without encoding it, other text a piece at a time."""
+    if v.isascii():
+        return len(v)
+    # (QA round 145-D F3: len() counted 35,000,000 emoji as 35 MB; they are 140 MB in UTF-8)
+    return sum(len(v[i:i + _ENCODE_PIECE].encode("utf-8", "surrogatepass")) for i in range(0, len(v), _ENCODE_PIECE))
 
 
 class SqlResult(NamedTuple):
@@ -136,7 +148,7 @@ def run_readonly(index_path: Path, query: str, *, max_rows: int = DEFAULT_MAX_RO
             try:
                 cur = conn.execute(query)
                 columns = [d[0] for d in cur.description or []]
-                rows, cut_by = _fetch(cur, max_rows)
+                rows, cut_by = _fetch(cur, max_rows, names_size(columns))
             except db.DatabaseError as exc:  # OperationalError included
                 if interrupted:
                     raise KeyboardInterrupt from None
@@ -183,9 +195,10 @@ def run_readonly(index_path: Path, query: str, *, max_rows: int = DEFAULT_MAX_RO
         conn.close()
 
 
-def _fetch(cur, max_rows: int) -> tuple[list[tuple], str | None]:
-    """The rows of ``cur``: at most ``max_rows`` (0 = no limit) and :data:`MAX_RESULT_BYTES` (:func:`result_size`), and
-    what cut them (``"max_rows"``, ``"max_bytes"``, ``None``).
+def _fetch(cur, max_rows: int, names: int = 0) -> tuple[list[tuple], str | None]:
+    """The rows of ``cur``: at most ``max_rows`` (0 = no limit) and :data:`MAX_RESULT_BYTES` (:func:`result_size`, each
+    row counting ``names``, the bytes of the column names), and what cut them (``"max_rows"``, ``"max_bytes"``,
+    ``None``).
 
     Raises:
         UsageError: the first row alone holds more than :data:`MAX_RESULT_BYTES`.
@@ -195,13 +208,14 @@ def _fetch(cur, max_rows: int) -> tuple[list[tuple], str | None]:
     for row in cur:  # (one row at a time: no row past either limit is fetched; QA round 116-A F2, a batch of 1,000
         if max_rows and len(rows) >= max_rows:  # rows of 1 MB was fetched for --max-rows 1: 1.5 GB)
             return rows, "max_rows"
-        size += result_size(row)
+        size += result_size(row, names)
         if size > MAX_RESULT_BYTES:
             if not rows:
-                raise UsageError(f"The first row of the result holds more than {MAX_RESULT_BYTES // 2**20} MiB; "
-                                 "dreamdb sql holds a result in memory before printing it.",
-                                 hint="Select a part of the value (substr(), length()), or read the index with "
-                                      "sqlite3 for values that large.")
+                raise UsageError(f"The first row of the result holds more than {MAX_RESULT_BYTES // 2**20} MiB"
+                                 f"{' with its column names' if names else ''}; dreamdb sql holds a result in memory "
+                                 "before printing it.",
+                                 hint="Select a part of the value (substr(), length()) or name the columns shortly "
+                                      "(AS), or read the index with sqlite3 for values that large.")
             return rows, "max_bytes"
         rows.append(row)
     return rows, None

@@ -459,6 +459,36 @@ def test_sql_counts_text_in_utf8_bytes_and_each_cell_and_row_toward_its_cap(exam
     assert [row["x"] for row in json.loads(out)["rows"]] == list(range(1, 1000 // (r + c + 8) + 1)), (out, err)
 
 
+def test_sql_counts_the_column_names_in_every_row_and_cuts_them_in_a_table(example_vault, capsys, monkeypatch):
+    """QA round 151-G F2: the column names were not counted toward the cap, though JSON writes them again in every row
+    object and the table padded every row to a header's width (not cut at 80 characters as cells are): 2,000 rows of
+    one integer named by 100,000 characters made a 200 MB JSON, 619 MB resident. Each row counts the names' bytes now,
+    and the table's headers are cut as its cells are."""
+    from dreamdb import sqlquery
+
+    c, r = sqlquery.CELL_OVERHEAD, sqlquery.ROW_OVERHEAD
+    assert sqlquery.names_size(["é" * 3, "x", "x"]) == 6 + 1 + 3  # (UTF-8 bytes of the keys JSON writes: x, x_2)
+    assert sqlquery.result_size((1,), 300) == r + c + 8 + 300
+    monkeypatch.setattr(sqlquery, "MAX_RESULT_BYTES", 1000)
+    assert main(["sync", "--vault", str(example_vault)]) == 0
+    capsys.readouterr()
+    name = "k" * 300
+    query = (f'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 10) SELECT x AS "{name}" FROM c')
+    assert main(["sql", "--vault", str(example_vault), "--no-sync", "--json", query]) == 0
+    out, err = capsys.readouterr()
+    data = json.loads(out)  # 380 bytes a row counted: two rows
+    assert [row[name] for row in data["rows"]] == [1, 2] and data["max_bytes"] == 1000, (out, err)
+    monkeypatch.setattr(sqlquery, "MAX_RESULT_BYTES", 128 * 2**20)
+    assert main(["sql", "--vault", str(example_vault), "--no-sync", query]) == 0
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    assert len(lines) == 12 and max(len(line) for line in lines) <= 80, (out, err)  # (the 78 and its padding)
+    assert lines[0].strip() == "k" * 77 + "…" and lines[2].strip() == "1", out
+    monkeypatch.setattr(sqlquery, "MAX_RESULT_BYTES", 200)
+    assert main(["sql", "--vault", str(example_vault), "--no-sync", query]) == 2
+    assert "The first row of the result holds more than 0 MiB with its column names" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("timeout", [None, "1"])
 def test_sql_waits_for_a_locked_index_never_reads_around_it(example_vault, capsys, timeout):
     """QA round 115-C F1: an index another program held locked (locking_mode=EXCLUSIVE) was read as an immutable file,

@@ -327,8 +327,9 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
     postings table took 0.8 GB as JSON or a table, 0.13 GB as CSV), so give a
     LIMIT rather than --max-rows 0 for very large results; a result past
     128 MiB of data is cut there, and said so (a cell counts its bytes, text
-    in UTF-8, and 24 more, a row 48 more: held in memory, about 1.2 GB at
-    most; 2,000,000 rows of one integer are cut at 1,677,721).
+    in UTF-8, and 24 more, a row 48 more and its column names, which JSON
+    repeats in every row: held in memory, about 1.2 GB at most; 2,000,000
+    rows of one integer named x are cut at 1,657,008).
 
     JSON (--json or --format json) is a list with one object per row, keyed by
     column name; a repeated column name gets a suffix (a, a_2, a_3 ...). When
@@ -340,7 +341,7 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
     are JSON numbers (±infinity as the strings "Infinity"/"-Infinity"), NULL is
     null, and a BLOB is an uppercase hex string, as SQLite's hex() gives it
     (also in CSV). The table and CSV show NULL as an empty cell, as they show
-    '': JSON tells them apart (or SELECT coalesce(col, 'NULL')). The table shows a BLOB as <N bytes>, cuts text at 80
+    '': JSON tells them apart (or SELECT coalesce(col, 'NULL')). The table shows a BLOB as <N bytes>, cuts text and column names at 80
     characters and shows control characters visibly (ESC as ␛).
 
     Text in JSON and CSV is exact, but for invisible characters that can
@@ -463,7 +464,8 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
         click.echo(text, nl=False, color=True)  # color=True: click would strip ANSI sequences from CSV data when piped
     else:
         shown = [[_cell(v) for v in r] for r in rows]
-        click.echo(output.table(shown, headers=columns) if columns else "(no result columns)")
+        # (headers cut as cells are: a name of 100,000 characters padded every row to its width, QA round 151-G F2)
+        click.echo(output.table(shown, headers=[_cell(c) for c in columns]) if columns else "(no result columns)")
 
 
 def _has_own_tables(index_path) -> bool:
