@@ -52,8 +52,9 @@ def print_error(message: str, hint: str | None, exit_code: int, results: dict | 
 def json_error(message: str, hint: str | None, exit_code: int, results: dict | None = None) -> None:
     """When :data:`JSON_ERRORS`: ``{"error": {"message", "hint", "exit_code"}}`` on stdout, one line (else nothing);
     with ``results`` (what the command measured before it failed: :attr:`DreamdbError.results`), also
-    ``"results": results`` beside ``error``, in the one document."""
-    if JSON_ERRORS:
+    ``"results": results`` beside ``error``, in the one document. Nothing once the command's result was being
+    written (:data:`STARTED`): stdout holds part of it, which an object after it would not make a document."""
+    if JSON_ERRORS and not STARTED:
         import json
 
         from dreamdb.output import ASCII_JSON, escape_for_json  # (a locale that cannot write Unicode: escaped, QA
@@ -82,6 +83,18 @@ report afterwards says the change was saved."""
 REPORTED = False
 """Set by a write command once its JSON report is printed whole (:func:`json_reported`): an interruption after it
 adds no second JSON document to standard output (QA round 82 F6: two, and ``json.loads`` of it failed)."""
+
+
+STARTED = False
+"""Set once a command began writing its result on standard output (:func:`result_started`): an error after that
+(Ctrl-C while ``sql --json`` writes a large result) writes no JSON error object after the part written, which would
+read as neither (QA round 151-G F3: ``{"error": …}`` glued onto cut rows); stderr says it, and the exit code."""
+
+
+def result_started() -> None:
+    """Mark that the command's result is being written on standard output (:data:`STARTED`)."""
+    global STARTED
+    STARTED = True
 
 
 def json_reported(text: str) -> None:

@@ -544,6 +544,28 @@ def test_ctrl_c_while_waiting_for_a_locked_index_acts_at_once(vault, capsys):
             assert waited < 4, (args, waited)
 
 
+def test_ctrl_c_while_the_json_result_is_written_adds_no_error_object_after_it(vault, capsys):
+    """QA round 151-G F3: Ctrl-C while ``sql --json`` wrote a large result left part of the rows, then
+    ``{"error": …}`` glued on: neither a result nor an error object. Once the result is being written, an interruption
+    is said on stderr alone (exit 130), stdout holding part of the result only."""
+    import signal
+    import time
+
+    assert sql(capsys, vault, "SELECT 1")[0] == 0
+    query = COUNT_TO.format(n=20_000).replace("SELECT x FROM c", "SELECT x, printf('%.500c', 'a') AS t FROM c")
+    p = subprocess.Popen([sys.executable, "-m", "dreamdb", "sql", "--vault", str(vault), "--no-sync", "--json", query],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    first = p.stdout.read(1)  # (the result is being written: ≈ 10 MB into a pipe that holds 64 KB)
+    time.sleep(0.5)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    out, err = first + out, err.decode()
+    assert p.returncode == 130 and "Traceback" not in err, (p.returncode, err)
+    assert first == b"[" and b'"error"' not in out and len(out) < 10_000_000, out[-300:]
+    assert "Interrupted while the result was written: standard output holds part of it." in err, err
+
+
 def test_ctrl_c_while_sync_waits_for_another_writers_lock_acts_at_once(vault, capsys):
     """QA round 145-J F1: Ctrl-C while ``sync`` waited for another process's write lock (``BEGIN IMMEDIATE`` held
     elsewhere) took effect only after the whole 10 s (rc 130 9.1 s after SIGINT): SQLite's busy wait for ``BEGIN

@@ -148,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     code = 0
     quickcli.SAVED = None  # (a process may run several commands: the tests do)
     quickcli.REPORTED = False
+    quickcli.STARTED = False
     if "dreamdb.writes" in sys.modules:
         sys.modules["dreamdb.writes"].COMMITTED.set(None)
 
@@ -199,9 +200,11 @@ def main(argv: list[str] | None = None) -> int:
             if saved_change() is not None:  # a write that is on disk: done, not to be repeated
                 code = interrupted()
                 return
-            if not isinstance(exc, Interrupted):  # (else the command said what the interruption left)
+            if quickcli.STARTED:  # (QA round 151-G F3: the error object was glued onto the rows written so far)
+                say("Interrupted while the result was written: standard output holds part of it.")
+            elif not isinstance(exc, Interrupted):  # (else the command said what the interruption left)
                 say("Interrupted.")  # (as everywhere else, not click's "Aborted.")
-            json_error(getattr(exc, "said", None) or "Interrupted.", None, 130)
+            json_error(getattr(exc, "said", None) or "Interrupted.", None, 130)  # (none after part of the result)
             code = 130
 
     return run_guarded(run) or code

@@ -337,7 +337,9 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
     {"columns": [...], "rows": [...], "truncated": true, "max_rows": N},
     so a cut result can never pass for a complete one; an object too, with
     "notes", when the rows may miss the vault's or the index's latest changes
-    (the sync before the query could not run: see docs/json.md). INTEGER and REAL values
+    (the sync before the query could not run: see docs/json.md). Ctrl-C while
+    the result is written leaves part of it on stdout, with no error object
+    after it (exit 130, said on stderr). INTEGER and REAL values
     are JSON numbers (±infinity as the strings "Infinity"/"-Infinity"), NULL is
     null, and a BLOB is an uppercase hex string, as SQLite's hex() gives it
     (also in CSV). The table and CSV show NULL as an empty cell, as they show
@@ -446,6 +448,8 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
             " columns)")
     elif truncated:
         say(f"note: showing the first {max_rows:,} row{'s' if max_rows != 1 else ''}; use --max-rows 0 for all")
+    from dreamdb.quickcli import result_started
+
     if as_json or fmt == "json":
         data = json_rows(columns, rows)
         if truncated:
@@ -458,14 +462,19 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
         if notes:
             data = data if isinstance(data, dict) else {"columns": unique_names(columns), "rows": data}
             data["notes"] = notes
-        click.echo(output.to_json(data))
+        text = output.to_json(data)
+        result_started()  # (Ctrl-C from here on: no error object after part of the rows, QA round 151-G F3)
+        click.echo(text)
     elif fmt == "csv":
         text = csv_text(columns, rows, terminal=_stdout_is_terminal())
+        result_started()
         click.echo(text, nl=False, color=True)  # color=True: click would strip ANSI sequences from CSV data when piped
     else:
         shown = [[_cell(v) for v in r] for r in rows]
         # (headers cut as cells are: a name of 100,000 characters padded every row to its width, QA round 151-G F2)
-        click.echo(output.table(shown, headers=[_cell(c) for c in columns]) if columns else "(no result columns)")
+        text = output.table(shown, headers=[_cell(c) for c in columns]) if columns else "(no result columns)"
+        result_started()
+        click.echo(text)
 
 
 def _has_own_tables(index_path) -> bool:
