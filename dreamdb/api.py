@@ -1404,31 +1404,7 @@ class Index:
         self.check_index_folder()
         kind = config.index_file_kind(self.index_path)
         self._check_journal_files()
-        if kind == "directory":
-            raise IndexUnavailable(f"The index path {self.index_path} is a folder, not a file.",
-                                   hint=f"Set {self._index_setting} to a file path." if not config.is_default_index_path(
-                                       self.index_path, self.vault)
-                                   else f"Remove that folder (dreamdb's own){self._or_elsewhere()}.")
-        if kind == "special":
-            raise IndexUnavailable(f"The index path {self.index_path} is not a regular file (a device, pipe or socket);"
-                                   " dreamdb will not touch it.", hint=f"Set {self._elsewhere} to a file path."
-                                   if self._elsewhere else "Move it away: dreamdb then makes its own index file there.")
-        if kind == "unreadable":
-            if not os.path.isdir(self.vault):  # (a link looping in its place: not "cannot be read (permission denied)",
-                raise VaultNotFound.gone(self.vault)  # QA round 132-D F2)
-            if not os.access(self.vault, os.R_OK | os.X_OK):  # (the vault itself: QA round 65 M1)
-                raise VaultNotFound.unreadable(self.vault)
-            from dreamdb.vault.discover import looping_link, symlink_loop
-
-            if symlink_loop(self.index_path):  # (it was "cannot read … fix its permissions": QA round 101-A F9)
-                # the link that loops: the file's own, or a folder's on its way (QA round 102-A: .dreamdb was not named)
-                loop = looping_link(self.index_path) or Path(self.index_path)
-                raise IndexUnavailable(f"The index path {self.index_path} is a symlink loop (a link that leads back to"
-                                       " itself)." if loop == Path(self.index_path) else f"The index path "
-                                       f"{self.index_path} goes through a symlink loop: {loop} is a link that leads"
-                                       " back to itself.", hint=f"Fix the link{self._or_elsewhere()}.")
-            raise IndexUnavailable(f"Cannot read the index file {self.index_path}.",
-                                   hint=f"Fix its permissions{self._or_elsewhere('a file path you can write')}.")
+        self.check_index_file_kind(kind)
         if kind == "missing":
             # A deleted index's -wal/-shm: SQLite would read the WAL's pages into the new file, or fail
             # on them ("disk I/O error") while a process that still has the deleted file open holds them.
@@ -1457,6 +1433,44 @@ class Index:
         raise IndexUnavailable(f"Not a dreamdb index: {self.index_path} is {what}; dreamdb will not touch it.",
                                hint=f"Point {self._index_setting} at a new file path (or delete that file yourself"
                                     " if it is a damaged dreamdb index).")
+
+    def check_index_file_kind(self, kind: str | None = None) -> None:
+        """Refuse an index path that no index can be read from or made at: a folder, a device, pipe or socket, or one
+        that cannot be read (a symlink loop too); ``kind`` is :func:`dreamdb.config.index_file_kind`'s (read when not
+        given). ``sql --no-sync`` refuses with these words too (QA round 151-G F4: it said "No index yet", and its
+        advice, to run without --no-sync, met this refusal).
+
+        Raises:
+            VaultNotFound: the vault itself is gone or cannot be read.
+            IndexUnavailable: as above (exit code 4).
+        """
+        if kind is None:
+            kind = config.index_file_kind(self.index_path)
+        if kind == "directory":
+            raise IndexUnavailable(f"The index path {self.index_path} is a folder, not a file.",
+                                   hint=f"Set {self._index_setting} to a file path." if not config.is_default_index_path(
+                                       self.index_path, self.vault)
+                                   else f"Remove that folder (dreamdb's own){self._or_elsewhere()}.")
+        if kind == "special":
+            raise IndexUnavailable(f"The index path {self.index_path} is not a regular file (a device, pipe or socket);"
+                                   " dreamdb will not touch it.", hint=f"Set {self._elsewhere} to a file path."
+                                   if self._elsewhere else "Move it away: dreamdb then makes its own index file there.")
+        if kind == "unreadable":
+            if not os.path.isdir(self.vault):  # (a link looping in its place: not "cannot be read (permission denied)",
+                raise VaultNotFound.gone(self.vault)  # QA round 132-D F2)
+            if not os.access(self.vault, os.R_OK | os.X_OK):  # (the vault itself: QA round 65 M1)
+                raise VaultNotFound.unreadable(self.vault)
+            from dreamdb.vault.discover import looping_link, symlink_loop
+
+            if symlink_loop(self.index_path):  # (it was "cannot read … fix its permissions": QA round 101-A F9)
+                # the link that loops: the file's own, or a folder's on its way (QA round 102-A: .dreamdb was not named)
+                loop = looping_link(self.index_path) or Path(self.index_path)
+                raise IndexUnavailable(f"The index path {self.index_path} is a symlink loop (a link that leads back to"
+                                       " itself)." if loop == Path(self.index_path) else f"The index path "
+                                       f"{self.index_path} goes through a symlink loop: {loop} is a link that leads"
+                                       " back to itself.", hint=f"Fix the link{self._or_elsewhere()}.")
+            raise IndexUnavailable(f"Cannot read the index file {self.index_path}.",
+                                   hint=f"Fix its permissions{self._or_elsewhere('a file path you can write')}.")
 
     def _foreign_tables(self, kind: str) -> list[str] | None:
         """The tables of another application's SQLite database at the index path, whose header said ``kind``

@@ -415,6 +415,25 @@ def test_no_sync_on_a_file_that_is_no_dreamdb_index_says_so(vault, capsys, kind)
     assert index.read_bytes() == before
 
 
+@pytest.mark.parametrize("kind", ["folder", "fifo"])
+def test_no_sync_on_a_folder_or_pipe_in_the_index_s_place_says_what_a_sync_says(vault, capsys, kind):
+    """QA round 151-G F4: ``sql --no-sync`` with a folder or FIFO at .dreamdb/index.db said "No index yet … Run without
+    --no-sync first", whose advice met "The index path … is a folder, not a file. Hint: Remove that folder". It says
+    what the sync would, and gives its hint."""
+    index = vault / ".dreamdb" / "index.db"
+    index.parent.mkdir(exist_ok=True)
+    if kind == "folder":
+        index.mkdir()
+    else:
+        os.mkfifo(index)
+    code, out, err = sql(capsys, vault, "--no-sync", "SELECT 1")
+    synced, _out, sync_err = sql(capsys, vault, "SELECT 1")
+    said = {"folder": f"The index path {index} is a folder, not a file.",
+            "fifo": f"The index path {index} is not a regular file (a device, pipe or socket)"}[kind]
+    assert code == synced == 4 and said in err and "No index yet" not in err and out == "", err
+    assert err == sync_err and "Run without --no-sync" not in err, (err, sync_err)
+
+
 @pytest.mark.parametrize("query, hint", [
     ("SELECT CAST(X'41FF42' AS TEXT)", "select hex(value) or CAST(value AS BLOB) instead"),
     ("SELECT rowid FROM vec_embeddings WHERE embedding MATCH (SELECT embedding FROM vec_embeddings WHERE rowid = -1) "

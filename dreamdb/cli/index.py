@@ -388,12 +388,15 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
         print_notes(index)
         index.check_path_length()  # (a name too long: an internal error from is_file, QA round 147-E F3)
         index.check_index_folder()  # (a link or another user's file in its cache folder: QA round 148-B F1)
-        if not index.index_path.is_file():
-            raise IndexUnavailable(f"No index yet at {index.index_path}.",
-                                   hint="Run without --no-sync (or dreamdb sync) first.")
         from dreamdb.config import index_file_kind, is_default_index_path, not_an_index
 
         kind = index_file_kind(index.index_path)
+        # (a folder, pipe or unreadable path in its place: refused as a sync refuses it, QA round 151-G F4, where "No
+        # index yet … Run without --no-sync first" sent the user to that refusal)
+        index.check_index_file_kind(kind)
+        if not index.index_path.is_file():
+            raise IndexUnavailable(f"No index yet at {index.index_path}.",
+                                   hint="Run without --no-sync (or dreamdb sync) first.")
         shown = kind  # (as recall and sync word it: QA round 151-A F7)
         if kind == "sqlite" and not _has_own_tables(index.index_path):  # (application id 0: an index older than
             kind = "foreign"  # migration 003, or any other database; QA round 116-A F7)
