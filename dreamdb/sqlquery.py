@@ -30,7 +30,8 @@ MAX_RESULT_BYTES = 128 * 2**20
 a cell's bytes (text in UTF-8, a BLOB's; 8 a number or NULL) and :data:`CELL_OVERHEAD` more, and :data:`ROW_OVERHEAD`
 and the column names' bytes (:func:`names_size`: JSON repeats them in every row) a row. A result is held in memory before it is printed, at up to 9 times that size (a BLOB's hex in JSON; 2,000,000
 rows of one integer, 7 times, 1.26 GB as JSON or a table), so a query of three 1 GB BLOBs asked for about 27 GB (QA
-round 115-C F3). The largest cell SQLite makes is 1 GB (``SQLITE_MAX_LENGTH``)."""
+round 115-C F3). The largest cell SQLite makes is 1 GB (``SQLITE_MAX_LENGTH``), and a row is read whole before it is
+counted (:func:`_fetch`): a row of large values can take a few GB beyond the cap (QA round 151-G F1)."""
 
 CELL_OVERHEAD = 24
 """Bytes :func:`result_size` counts for a cell beyond its data: its Python object and its place in the row, the JSON
@@ -205,8 +206,15 @@ def _fetch(cur, max_rows: int, names: int = 0) -> tuple[list[tuple], str | None]
     """
     rows: list[tuple] = []
     size = 0
-    for row in cur:  # (one row at a time: no row past either limit is fetched; QA round 116-A F2, a batch of 1,000
-        if max_rows and len(rows) >= max_rows:  # rows of 1 MB was fetched for --max-rows 1: 1.5 GB)
+    # One row at a time (QA round 116-A F2: a batch of 1,000 rows of 1 MB was fetched for --max-rows 1, 1.5 GB): no
+    # row past either limit is kept, and none past the one that tells the cut is fetched. That one is read whole,
+    # though, and so is each row before it is counted: SQLite makes a row's values whole (up to 1 GB each) when it
+    # steps to it, a step ahead of the driver, whose cursor converts the row when the next is asked for and tells
+    # of no further row without it; nor can the driver (sqlean) bound a value's length (no setlimit). So a first row
+    # of three 1 GB BLOBs peaks near 6 GB before it is refused, and --max-rows 1 before a 1 GB second row near 2 GB
+    # (QA round 151-G F1); sql --help and docs/json.md say so.
+    for row in cur:
+        if max_rows and len(rows) >= max_rows:
             return rows, "max_rows"
         size += result_size(row, names)
         if size > MAX_RESULT_BYTES:

@@ -88,6 +88,17 @@ def test_help_documents_limit_json_shape_hex_and_double_dash():
         assert phrase in text, phrase
 
 
+def test_help_says_a_row_is_read_whole_before_any_limit_applies():
+    """QA round 151-G F1: the help bounded the memory of a result at about 1.2 GB, and the code said no row past
+    either limit was fetched, while one row is read whole before it is counted (a row of three 1 GB BLOBs peaked at
+    5.9 GB), and so is the row after the last --max-rows keeps (2 GB for a 1 GB second row after --max-rows 1): the
+    driver cannot tell of a further row without reading it, nor bound a value's length. The help says so."""
+    text = " ".join(run_main("sql", "--help").stdout.split())
+    for phrase in ("One row is read whole before it is counted", "the row after the last one --max-rows keeps",
+                   "takes that memory whatever the limits"):
+        assert phrase in text, (phrase, text)
+
+
 # ---------------------------------------------------------------- JSON and CSV values
 
 

@@ -329,7 +329,12 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
     128 MiB of data is cut there, and said so (a cell counts its bytes, text
     in UTF-8, and 24 more, a row 48 more and its column names, which JSON
     repeats in every row: held in memory, about 1.2 GB at most; 2,000,000
-    rows of one integer named x are cut at 1,657,008).
+    rows of one integer named x are cut at 1,657,008). One row is read whole
+    before it is counted, though, and so is the row after the last one
+    --max-rows keeps (to tell the result was cut): SQLite makes a value of
+    up to 1 GB, so a row of large values (zeroblob(1e9), three of them: about
+    6 GB) takes that memory whatever the limits; select part of such values
+    (substr(), length()).
 
     JSON (--json or --format json) is a list with one object per row, keyed by
     column name; a repeated column name gets a suffix (a, a_2, a_3 ...). When
