@@ -127,6 +127,9 @@ def run_readonly(index_path: Path, query: str, *, max_rows: int = DEFAULT_MAX_RO
     interrupted: list[int] = []
     timed_out: list[bool] = []
     try:
+        # (temp_store is left as SQLite's default, files: a large sort spills to SQLITE_TMPDIR, TMPDIR or /var/tmp,
+        # gigabytes for a sort of the whole postings table, bounded by the time limit alone, as SQLite caps no temp
+        # file; in memory, it would take as much RAM. sql --help says so: QA round 151-G F5)
         conn.execute("PRAGMA query_only = ON")
         conn.set_authorizer(lambda *a: _authorize(denied, *a, reads=reads))
         notes = _unseen_wal(conn, index_path)

@@ -99,6 +99,15 @@ def test_help_says_a_row_is_read_whole_before_any_limit_applies():
         assert phrase in text, (phrase, text)
 
 
+def test_help_says_where_a_large_sort_spills_and_what_bounds_it():
+    """QA round 151-G F5: a sort of a huge read-only query wrote gigabytes of temporary files to /var/tmp, bounded by
+    --timeout alone (SQLite caps no temporary file), and neither the help nor the docs said so."""
+    text = " ".join(run_main("sql", "--help").stdout.split())
+    for phrase in ("spills to SQLite's temporary files", "SQLITE_TMPDIR, else TMPDIR, else /var/tmp",
+                   "SQLite has no cap on their size, so --timeout bounds them"):
+        assert phrase in text, (phrase, text)
+
+
 # ---------------------------------------------------------------- JSON and CSV values
 
 

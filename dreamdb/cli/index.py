@@ -336,6 +336,14 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
     6 GB) takes that memory whatever the limits; select part of such values
     (substr(), length()).
 
+    A query that sorts or groups many rows (ORDER BY, GROUP BY, DISTINCT
+    without an index to read them in order) spills to SQLite's temporary
+    files, in SQLITE_TMPDIR, else TMPDIR, else /var/tmp (then /usr/tmp,
+    /tmp): the postings table sorted whole can write gigabytes there. SQLite
+    has no cap on their size, so --timeout bounds them; they are deleted when
+    the query ends (even when the process is killed: they have no name once
+    made).
+
     JSON (--json or --format json) is a list with one object per row, keyed by
     column name; a repeated column name gets a suffix (a, a_2, a_3 ...). When
     --max-rows cut the result, the JSON is instead an object
