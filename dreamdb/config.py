@@ -163,6 +163,28 @@ def make_private_folders(folder: Path) -> None:
         os.chmod(made, 0o700)  # (the umask may have taken bits away: 0700 exactly)
 
 
+def write_private_file(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` in the user cache: its folders made 0700 (:func:`make_private_folders`), the file
+    0600 whatever the umask, written beside it (``.NAME.PID.tmp``, never through a symbolic link) and renamed into
+    place, so a reader sees the old file or the new one whole and an older file of another mode is replaced (the
+    lexicon's check marks, QA round 147-F F2; the hook's made-folder records, QA round 151-D F1).
+
+    Raises:
+        OSError: the folder or the file cannot be written (the temporary file removed).
+    """
+    make_private_folders(path.parent)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 def private_file_lock(path: str | os.PathLike, timeout: float = -1):
     """A :class:`filelock.FileLock` on ``path`` whose lock file, when this lock makes it, is mode 0600 whatever the
     umask, as every file dreamdb makes in its cache folder and beside an index (QA round 151-D F1: ``embed.lock`` and

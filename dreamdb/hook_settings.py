@@ -989,26 +989,15 @@ def _record_made_folder(folder: Path) -> None:
     folder records its change time again after its own write; one that does not match is dropped
     (:func:`_forget_made_folder`). Nothing is written in the project. Not recorded (a cache that cannot be written),
     the folder is kept."""
-    from dreamdb.config import make_private_folders
+    from dreamdb.config import write_private_file
 
     with contextlib.suppress(OSError, DreamdbError):
         st = os.lstat(folder)
-        record = _made_folder_path(folder)
         # (its folder 0700 and the record 0600 whatever the umask, as every folder and file of the user cache: QA
-        # round 151-D F1, under umask 000 they were 0777 and 0666; written beside and renamed into place, as the
-        # lexicon's check marks are, so an older record of another mode is replaced)
-        make_private_folders(record.parent)
-        tmp = record.with_name(f".{record.name}.{os.getpid()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
-        try:
-            with os.fdopen(fd, "wb") as out:
-                # (the path as bytes: a folder's name that is not UTF-8 is recorded as well)
-                out.write(f"{st.st_dev} {st.st_ino} {st.st_ctime_ns} ".encode() + os.fsencode(os.path.realpath(folder)))
-            os.replace(tmp, record)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        # round 151-D F1, under umask 000 they were 0777 and 0666; the path as bytes: a folder's name that is not
+        # UTF-8 is recorded as well)
+        write_private_file(_made_folder_path(folder),
+                           f"{st.st_dev} {st.st_ino} {st.st_ctime_ns} ".encode() + os.fsencode(os.path.realpath(folder)))
 
 
 @contextlib.contextmanager

@@ -716,14 +716,9 @@ def _mark_verified(path: Path, stamp: tuple[int, int]) -> None:
     without a writable cache folder, each process checks again, ≈ 20 ms)."""
     marker = _check_marker(path)
     try:
-        from dreamdb.config import make_private_folders
+        from dreamdb.config import write_private_file
 
-        make_private_folders(marker.parent)  # (0700, the file 0600, whatever the umask: QA round 147-F F2)
-        tmp = marker.with_name(f".{marker.name}.{os.getpid()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
-        with os.fdopen(fd, "w", encoding="ascii") as out:
-            out.write(f"{stamp[0]} {stamp[1]}\n")
-        os.replace(tmp, marker)
+        write_private_file(marker, f"{stamp[0]} {stamp[1]}\n".encode("ascii"))  # (0700, 0600: QA round 147-F F2)
     except OSError:
         pass
 
