@@ -375,11 +375,12 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
     # letters, translated into English notes (a query with a word the notes hold is left as before)
     if vocabulary is not None and distinct and (turkish or vocabulary.has_turkish or "I" in text or (
             lexicon is not None and vocabulary.has_non_turkish and (
-                not vocabulary.known(distinct) or turkish_by_lexicon(words, lexicon, vocabulary)))):
+                not vocabulary.known(distinct) or letterless))):
         if qwords is None:
             qwords = query_words(text, turkish, words, written_words)
         resolved, by_lexicon, forms = _resolve(text, qwords, turkish, distinct, vocabulary, reads_turkish=reads_turkish,
-                                               translates=translates, lexicon=lexicon, names=names)
+                                               translates=translates, lexicon=lexicon, names=names,
+                                               letterless=letterless)
     terms = list(dict.fromkeys(resolved.get(t, t) for t in distinct))
     forms = {r: kept for r, found in forms.items() if (kept := tuple(f for f in found if f not in terms))}
     syn: dict[str, float] = {}
@@ -1305,12 +1306,14 @@ def _harmonic_spelling(hit, alts, found, kept: str | None) -> str | None:
 
 def _resolve(text: str, qwords: list[tuple[str, str, bool]], turkish: bool, distinct: list[str],
              vocabulary, *, reads_turkish: bool = False, translates: bool = False,
-             lexicon=None, names: frozenset[str] = frozenset()) -> tuple[dict[str, str], list[str], dict[str, tuple[str, ...]]]:
+             lexicon=None, names: frozenset[str] = frozenset(),
+             letterless: bool = False) -> tuple[dict[str, str], list[str], dict[str, tuple[str, ...]]]:
     """``({term: replacement}, [terms replaced by a translation], {such a replacement: its other forms the
     notes hold})`` for the query terms in no document's text (see :func:`plan_query`; ``qwords``:
     :func:`dreamdb.analyzer.query_words` of the query; ``reads_turkish`` and ``translates``: as
     :func:`plan_query` found them; ``names``: the words written only in file names, :func:`name_words`, not
-    translated; the forms: :func:`other_forms`).
+    translated; ``letterless``: the query, typed without Turkish letters, reads as Turkish by the lexicon, as
+    :func:`plan_query` found by :func:`turkish_by_lexicon`; the forms: :func:`other_forms`).
 
     A word's replacement depends on the word, its case, the query's language, whether its Turkish
     spellings are tried, and the vocabulary alone: a vocabulary with a ``resolved_words`` dict (the
@@ -1327,8 +1330,7 @@ def _resolve(text: str, qwords: list[tuple[str, str, bool]], turkish: bool, dist
     # English, and "cabin" must not become "çap"; "yedekler sifrelenir" has no such word).
     # (a word an English note holds says so unless the query's words read as Turkish by the lexicon: "rakip analizi",
     # whose "analizi" one English note quotes, QA round 151-E F1)
-    no_english_word = not turkish and (not vocabulary.known(found_as_is, in_turkish=False)
-                                       or turkish_by_lexicon(tokens(lower(text)), lexicon, vocabulary))
+    no_english_word = not turkish and (not vocabulary.known(found_as_is, in_turkish=False) or letterless)
     spell = vocabulary.has_turkish and (turkish or no_english_word)
     # A query whose function words say it is English ("the ansible") is not read as Turkish by the words of English
     # notes (loanwords, translations: "ansible" became "ansı", remember; QA round 83-A F2); its words' Turkish
