@@ -94,6 +94,23 @@ names ``dreamdb sync --force``, which lists them all (QA round 64 L3: with a fol
 every recall began with 22 notes, repeated while they last)."""
 
 
+class _SnippetNone:
+    """What :attr:`Hit._snippet` holds for a snippet set to ``None`` (read back as ``None``), where ``None`` itself
+    means "not made yet" (QA round 152-A F9: ``hit.snippet = None`` read back as the note's description). Pickled and
+    copied as this one object."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<snippet set to None>"
+
+    def __reduce__(self) -> str:
+        return "_SNIPPET_NONE"
+
+
+_SNIPPET_NONE = _SnippetNone()
+
+
 @record
 class Hit:
     """One recall result.
@@ -105,7 +122,9 @@ class Hit:
         snippet: best body line ±1 (SPEC §2); computed on first access, from the note as the index holds it then: a
             note changed and synced since the recall gives its new text (QA round 97-A F2). Read it (or
             :meth:`as_dict`) soon after the recall where the vault may change meanwhile; until it is read (or set),
-            the hit keeps its :class:`Index` from being freed. It can be set, as every field can.
+            the hit keeps its :class:`Index` from being freed. It can be set, as every field can, to any value, read
+            back as set (``None`` too: ``hit.snippet = None`` reads ``None``, and ``as_dict()`` gives ``null``).
+            Hits compare by it as by every other field (``==`` makes the snippets of hits not read yet).
         score: raw BM25 (what thresholds gate on; unaffected by mode, synonyms, recency), 0 for a hit only the dense
             channel or a translation found.
         rank_score: what hits are sorted by, on the mode's scale: in ``bm25`` mode rankScore (BM25's scale, the
@@ -141,12 +160,13 @@ class Hit:
     mode: str = "bm25"
     signals: dict | None = None
     terms: list[dict] | None = None
-    _snippet: str | None = None  # a leading underscore: left out of repr and ==
+    _snippet: str | None = None  # a leading underscore: left out of repr; == compares the property snippet
     _snippet_source: tuple | None = None
 
     @property
-    def snippet(self) -> str:
-        """Best body line ±1 line (computed once, on first access: callers that only need ids skip the work)."""
+    def snippet(self) -> str | None:
+        """Best body line ±1 line (computed once, on first access: callers that only need ids skip the work), or the
+        value it was set to."""
         snippet = self._snippet
         if snippet is None:
             from dreamdb.ranking.snippet import best_snippet
@@ -157,7 +177,7 @@ class Hit:
             if source is None:
                 snippet = self._snippet
                 if snippet is not None:
-                    return snippet
+                    return None if snippet is _SNIPPET_NONE else snippet
                 source = ("", [], self.description, False)
             body, terms, description, turkish = source
             if callable(body):  # fetched from the index on first use (bodies can be long)
@@ -170,14 +190,16 @@ class Hit:
                 self._snippet = snippet
                 self._snippet_source = None
             snippet = self._snippet
-        return snippet
+        return None if snippet is _SNIPPET_NONE else snippet
 
     @snippet.setter
-    def snippet(self, value: str) -> None:
+    def snippet(self, value: str | None) -> None:
         """Set the snippet, as any other field of the hit can be (``Hit(snippet=…)`` and ``replace(hit, snippet=…)``
         set it so): the note's text is then not read for it (QA round 151-C F6: ``hit.snippet = …`` raised
-        AttributeError, where the README says a hit can be changed in place as a default dataclass)."""
-        self._snippet = value
+        AttributeError, where the README says a hit can be changed in place as a default dataclass). It reads back
+        as set, ``None`` too, as a dataclass's field does (QA round 152-A F9: ``None`` read back as the note's
+        description)."""
+        self._snippet = _SNIPPET_NONE if value is None else value
         self._snippet_source = None  # (the lazy body reader, and the Index it keeps from being freed, let go)
 
     def __getstate__(self) -> dict:

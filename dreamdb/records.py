@@ -10,8 +10,9 @@ files) use :func:`record` instead; everything else keeps :mod:`dataclasses`.
 :func:`record` is the subset of ``@dataclass`` those classes need: fields are the class's own
 annotations in order, a class attribute is the field's default (:func:`factory` for a mutable
 one), and the generated methods are ``__init__`` (positional or keyword), ``__repr__`` and
-``__eq__`` (fields whose name starts with ``_`` are left out of both), plus ``__hash__`` and
-immutability with ``frozen=True``. :func:`fields` gives the field names (strings, where
+``__eq__`` (fields whose name starts with ``_`` are left out of both, but for one read through a property of its
+name without the underscore, which ``__eq__`` compares by that property's value), plus ``__hash__`` (of the values
+``__eq__`` compares) and immutability with ``frozen=True``. :func:`fields` gives the field names (strings, where
 :func:`dataclasses.fields` gives ``Field`` objects: QA round 57; a private field by the property that reads it)
 and :func:`replace` mirrors its namesake.
 """
@@ -94,15 +95,19 @@ def _build(cls, frozen: bool):
         body.append(f"    _set(self, {name!r}, {value})" if frozen else f"    self.{name} = {value}")
     # a private field read through a property (Hit._snippet, read as snippet) also takes that name as a keyword, so
     # that a record rebuilt from fields() works (QA round 64 L6); given both names, the call is refused
+    # (through the property's setter where it has one, so that the keyword means what ``record.public = …`` does:
+    # Hit(snippet=None) reads None back, as hit.snippet = None does)
     aliases = [(n, p) for n in names if (p := _public_name(cls, n)) and p != n]
     if aliases:
         params.append("*")
         for name, public in aliases:
             params.append(f"{public}=_NO_DEFAULT")
+            setter = getattr(cls, public).fset is not None and not frozen
             body.append(f"    if {public} is not _NO_DEFAULT:\n"
                         f"        if {name} is not _default_{name}:\n"
                         f"            raise TypeError({f'{cls.__name__}() got both {name} and {public}'!r})\n"
-                        + (f"        _set(self, {name!r}, {public})" if frozen else f"        self.{name} = {public}"))
+                        + (f"        self.{public} = {public}" if setter else
+                           f"        _set(self, {name!r}, {public})" if frozen else f"        self.{name} = {public}"))
             env.setdefault(f"_default_{name}", cls.__dict__.get(name, _NO_DEFAULT))
     env["_set"] = object.__setattr__
     source = f"def __init__(self, {', '.join(params)}):\n" + ("\n".join(body) or "    pass") + "\n"
@@ -111,6 +116,9 @@ def _build(cls, frozen: bool):
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     cls.__init__ = init
     shown = tuple(n for n in names if not n.startswith("_"))
+    # == and hash compare what fields() gives: a private field read through a property by that property's value
+    # (QA round 152-A F9: a hit whose snippet was set still equalled one with its own snippet)
+    compared = tuple(p for p in (_public_name(cls, n) for n in names) if p)
     cls.__record_fields__ = tuple(names)
 
     def __repr__(self) -> str:
@@ -119,7 +127,7 @@ def _build(cls, frozen: bool):
     def __eq__(self, other):
         if other.__class__ is not self.__class__:
             return NotImplemented
-        return tuple(getattr(self, n) for n in shown) == tuple(getattr(other, n) for n in shown)
+        return tuple(getattr(self, n) for n in compared) == tuple(getattr(other, n) for n in compared)
 
     cls.__repr__ = __repr__
     cls.__eq__ = __eq__
@@ -128,7 +136,7 @@ def _build(cls, frozen: bool):
             raise FrozenRecordError(f"cannot assign to or delete field {name!r} of a frozen {type(self).__name__}")
 
         def __hash__(self) -> int:
-            return hash(tuple(getattr(self, n) for n in shown))
+            return hash(tuple(getattr(self, n) for n in compared))
 
         cls.__setattr__ = __setattr__
         cls.__delattr__ = __setattr__
@@ -158,7 +166,8 @@ def fields(obj: object) -> tuple[str, ...]:
 
 def replace(obj: _R, **changes: Any) -> _R:
     """A copy of record ``obj`` with ``changes`` applied (every field passed to ``__init__`` again), each by a name
-    :func:`fields` gives (``replace(hit, snippet="…")`` sets the field ``_snippet``) or the field's own.
+    :func:`fields` gives (``replace(hit, snippet="…")`` sets the field ``_snippet``, as ``hit.snippet = "…"`` does:
+    through the property's setter, where it has one) or the field's own.
 
     Raises:
         TypeError: a name in ``changes`` is not a field.
@@ -172,4 +181,6 @@ def replace(obj: _R, **changes: Any) -> _R:
     unknown = set(renamed).difference(names)
     if unknown:
         raise TypeError(f"{cls.__name__} has no field {', '.join(sorted(unknown))}")
-    return cls(**{n: renamed[n] if n in renamed else getattr(obj, n) for n in names})
+    by_property = {own[k]: k for k in changes if k not in names and k in own}
+    given = {n: renamed[n] if n in renamed else getattr(obj, n) for n in names if n not in by_property}
+    return cls(**given, **{public: changes[public] for public in by_property.values()})

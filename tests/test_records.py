@@ -156,3 +156,59 @@ def test_a_hits_as_dict_holds_lists_and_dicts_of_its_own(tiny_vault):
         assert hit == before and hit.tags == ["health"]
         assert hit.as_dict() == {**d, "tags": ["health"], "signals": before.signals, "terms": before.terms}
     index.close()
+
+
+@record(frozen=True)
+class Labelled:
+    name: str
+    _label: str | None = None
+
+    @property
+    def label(self) -> str:
+        return self._label if self._label is not None else self.name.upper()
+
+
+def test_a_private_field_read_through_a_property_is_compared_and_hashed_by_its_value():
+    """QA round 152-A F9: ``==`` left out a private field read through a property (``Hit._snippet``), so records
+    differing in what that property reads compared equal; hash follows ``==``."""
+    assert Labelled("a") == Labelled("a", label="A") and hash(Labelled("a")) == hash(Labelled("a", label="A"))
+    assert Labelled("a", label="b") != Labelled("a") and len({Labelled("a"), Labelled("a", "A"), Labelled("a", "b")}) == 2
+    assert replace(Labelled("a"), label="z") == Labelled("a", label="z") != Labelled("a")
+    assert Point(1, 2, _cache="a") == Point(1, 2, _cache="b")  # (a private field without a property: still left out)
+
+
+def test_a_hit_compares_by_its_snippet_and_reads_a_snippet_set_to_none_as_none(tiny_vault):
+    """QA round 152-A F9: a hit whose snippet was set compared equal to one with the snippet of the note
+    (``_snippet`` was left out of ``==``), and ``hit.snippet = None`` read back as the note's description."""
+    import copy
+    import pickle
+
+    import dreamdb
+    from tests.conftest import write_doc
+
+    write_doc(tiny_vault, "knowledge/sleep-debt.md",
+              "---\ntitle: Sleep debt\ndescription: About sleep\n---\nHow sleep debt is computed.\n")
+    index = dreamdb.open(tiny_vault)
+    now = "2026-01-01T00:00:00Z"
+    hit, unread = (index.recall("sleep debt", top=1, now=now)[0] for _ in range(2))
+    assert hit == unread and hit.snippet == unread.snippet == "How sleep debt is computed."  # (== made unread's)
+    changed = copy.copy(hit)
+    assert changed == hit
+    changed.snippet = "zzz"
+    assert changed != hit and changed.snippet == "zzz" and hit.snippet == "How sleep debt is computed."
+    assert replace(hit, snippet="zzz") == changed != replace(hit, rank_score=hit.rank_score + 1)
+    assert replace(changed, snippet=hit.snippet) == hit
+    with pytest.raises(TypeError):
+        hash(hit)  # (mutable, compared by value: unhashable, as a default dataclass)
+    # None reads back as None (as a dataclass's field), through every way of setting it, and survives copies
+    for nothing in (copy.copy(hit), replace(hit, snippet=None),
+                    type(hit)(**{**{n: getattr(hit, n) for n in fields(hit)}, "snippet": None})):
+        if nothing.snippet is not None:
+            nothing.snippet = None
+        assert nothing.snippet is None and nothing.as_dict()["snippet"] is None and nothing != hit
+        for copied in (copy.copy(nothing), copy.deepcopy(nothing), pickle.loads(pickle.dumps(nothing)),
+                       replace(nothing, rank_score=nothing.rank_score)):
+            assert copied.snippet is None and copied == nothing and copied.description == "About sleep"
+        nothing.snippet = "back"
+        assert nothing.snippet == "back" and nothing == replace(hit, snippet="back")
+    index.close()
