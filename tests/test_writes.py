@@ -3819,6 +3819,47 @@ def test_remember_refuses_to_renumber_an_entry_when_one_is_dated_after_it(tiny_v
     assert changelog_ids(data)[[e["description"] for e in data].index("Y")] == "2026-08-18-note-1"
 
 
+@pytest.mark.parametrize("newest_first", [True, False])
+def test_remember_dates_the_entry_with_its_time_where_the_days_entries_carry_a_later_time_than_midnight(
+        tiny_vault: Path, newest_first: bool):
+    """QA round 152-A F10: a file whose only entries of the day and scope carry a time of day (08:00Z) refused
+    remember at 13:43Z (the date alone reads as midnight, before them, so either end renumbered one). The entry is
+    dated with the clock's time then, at the file's newest end; the date alone stays what remember writes wherever
+    it renumbers nothing, and an entry dated after now is still refused."""
+    from dreamdb.vault.parse import parse_changelog
+
+    clock = datetime(2026, 8, 18, 13, 43, 7, 250, tzinfo=timezone.utc)
+    log = write_doc(tiny_vault, "core/CHANGELOG.json",
+                    json.dumps([{"date": "2026-08-18T08:00:00Z", "type": "note", "scope": "a", "description": "morning"}]))
+    entry = remember(tiny_vault, "afternoon", scope="a", summary="s", now=clock)
+    assert entry["date"] == "2026-08-18T13:43:07Z" and entry["id"] == "2026-08-18-a-2"
+    data = json.loads(log.read_text())
+    assert [e["description"] for e in data] == ["afternoon", "morning"]  # (first: a file of one dated entry)
+    assert changelog_ids(data) == ["2026-08-18-a-2", "2026-08-18-a-1"]  # the morning entry keeps its id
+    docs, _warnings = parse_changelog("core/CHANGELOG.json", log.read_text())  # the sync reads the same ids
+    assert [(d.slug, d.date) for d in docs] == [("2026-08-18-a-2", "2026-08-18T13:43:07Z"),
+                                                ("2026-08-18-a-1", "2026-08-18T08:00:00Z")]
+    # the file's order either way, and another offset: the time is written with the clock's own
+    listed = data if newest_first else data[::-1]
+    log.write_text(json.dumps(listed))
+    entry = remember(tiny_vault, "evening", scope="a", now=datetime(2026, 8, 18, 23, 30, tzinfo=timezone(timedelta(hours=3))))
+    data = json.loads(log.read_text())
+    assert entry["date"] == "2026-08-18T23:30:00+03:00" and entry["id"] == "2026-08-18-a-3"  # (20:30Z)
+    assert data[0 if newest_first else -1]["description"] == "evening"
+    assert [i for i in changelog_ids(data) if i != "2026-08-18-a-3"] == changelog_ids(listed)
+    # the common case unchanged: the date alone, where it renumbers nothing (another scope; an older day first)
+    assert remember(tiny_vault, "other", scope="b", now=clock)["date"] == "2026-08-18"
+    log.write_text(json.dumps([{"date": "2026-08-17", "type": "note", "scope": "a", "description": "before"},
+                               {"date": "2026-08-18T08:00:00Z", "type": "note", "scope": "a", "description": "morning"}]))
+    assert remember(tiny_vault, "plain", scope="a", now=clock)["date"] == "2026-08-18"
+    # an entry of the day dated after now is still refused, nothing written
+    late = json.dumps([{"date": "2026-08-18T20:00:00Z", "type": "note", "scope": "a", "description": "tonight"}])
+    log.write_text(late)
+    with pytest.raises(WriteRefused, match=r"holds an entry dated after it \(2026-08-18T20:00:00Z\)"):
+        remember(tiny_vault, "now", scope="a", now=clock)
+    assert log.read_text() == late
+
+
 def test_an_edit_past_the_text_indexed_of_a_note_says_it_will_not_be_found(tiny_vault: Path, monkeypatch, capsys):
     """QA round 127-B F2: an append to a 41 MB note said "Updated", and no recall found the appended text (a note is
     indexed up to MAX_NOTE_CHARS; only recall's sync said so). The edit says it (the limit made small here)."""

@@ -414,7 +414,10 @@ def remember(
         authors: author handles (a list, one string, or ``None``), stored as ``authors`` when not empty.
         breaking: the entry's ``breaking`` flag.
         now: the clock; the entry's ``date`` is ``now``'s calendar date in
-            ``now``'s own time zone (local time when ``None``).
+            ``now``'s own time zone (local time when ``None``), or, where that date would renumber an existing
+            entry and ``now``'s instant would not, ``now`` itself to the second (``2026-08-18T13:43:00Z``, or with
+            ``now``'s offset): a date alone is read as that day's midnight UTC, before the day's entries of the same
+            scope dated with a time of day (QA round 152-A F10).
         lock_timeout: seconds to wait for another writer's vault lock (default 10; ``Index`` passes its
             ``lock_timeout_ms``).
 
@@ -513,7 +516,7 @@ def remember(
     with vault_lock(vault, wait), refuse_os_errors(path):
         for attempt in range(CHANGED_RETRIES + 1):
             try:
-                return _insert_entry(vault, path, entry, supersedes, precheck)
+                return _insert_entry(vault, path, entry, supersedes, precheck, dated_at=_instant_date(clock))
             except FileChanged:  # another program wrote the file since it was read (QA round 59 M2): read it again
                 if attempt == CHANGED_RETRIES:
                     raise
@@ -530,11 +533,32 @@ def _check_changelog_folder(path: Path) -> None:
     _check_folder_writable(path.parent, f"remember writes {CHANGELOG_RELPATH.as_posix()} there", "to remember")
 
 
+def _instant_date(clock: datetime) -> str:
+    """``clock`` as an entry's date with its time of day, to the second: ``Z`` for UTC (or a naive clock, read as
+    UTC), else its own offset, so that the date part is the calendar date :func:`remember` writes alone."""
+    offset = clock.utcoffset()
+    if offset is None or not offset:
+        return clock.replace(tzinfo=None).isoformat(timespec="seconds") + "Z"
+    return clock.isoformat(timespec="seconds")
+
+
+def _latest_of(entries: list, date: str) -> bool:
+    """Whether no entry of ``entries`` is dated after the instant ``date`` (each read as the parser reads it,
+    :func:`~dreamdb.vault.parse.changelog_entry_instant`; one whose date cannot be read is left out)."""
+    from dreamdb.vault.parse import changelog_entry_instant
+
+    at = changelog_entry_instant({"date": date})
+    return at is not None and all(t is None or t <= at for t in map(changelog_entry_instant, entries))
+
+
 def _insert_entry(vault: Path, path: Path, entry: dict[str, Any], supersedes: str | None,
-                  read_before: _ChangelogFile | None = None) -> dict:
+                  read_before: _ChangelogFile | None = None, dated_at: str | None = None) -> dict:
     """Under the vault lock: read CHANGELOG.json, insert ``entry`` (its ``supersedes`` resolved in the file as it
     is now), write it; :func:`remember`'s result. ``read_before``: the file as :func:`remember` read it before it
-    took the lock, whose parse is used again if the file is unchanged (:func:`_read_changelog`).
+    took the lock, whose parse is used again if the file is unchanged (:func:`_read_changelog`). ``dated_at``: the
+    entry's date with the clock's time of day, written instead of its date alone where that alone would renumber an
+    existing entry and this would not (the day's entries of its scope all dated with a later time of day than
+    midnight, which the date alone is read as: QA round 152-A F10).
 
     Raises:
         FileChanged: another program wrote the file between the read and the rename (nothing was changed).
@@ -555,14 +579,25 @@ def _insert_entry(vault: Path, path: Path, entry: dict[str, Any], supersedes: st
     entry = {k: entry[k] for k in _ENTRY_ORDER if k in entry}
     new_base = changelog_bases([entry])[0]
     preferred = changelog.prefers_first()
-    for first in (preferred, not preferred):
-        index = 0 if first else len(changelog.entries)
-        expected_entries = list(changelog.entries)
-        expected_entries.insert(index, entry)
-        new_ids = changelog_slugs(expected_entries, bases[:index] + [new_base] + bases[index:])
-        if new_ids[:index] + new_ids[index + 1:] == old_ids:
-            break  # this position renames no existing entry
-    else:  # an entry dated after the new one (tomorrow's) turns the file's order: either end renames one
+    # the date alone first (what remember writes wherever it renumbers nothing), else the clock's instant where no
+    # entry is dated after it (an entry dated tomorrow is refused either way; every date read only then)
+    placed, day = False, entry["date"]
+    for when in (day, dated_at):
+        if when is not day and (when is None or when == day or not _latest_of(changelog.entries, when)
+                                or changelog_bases([{**entry, "date": when}])[0] != new_base):
+            break
+        entry["date"] = when
+        for first in (preferred, not preferred):
+            index = 0 if first else len(changelog.entries)
+            expected_entries = list(changelog.entries)
+            expected_entries.insert(index, entry)
+            new_ids = changelog_slugs(expected_entries, bases[:index] + [new_base] + bases[index:])
+            if new_ids[:index] + new_ids[index + 1:] == old_ids:
+                placed = True  # this position renames no existing entry
+                break
+        if placed:
+            break
+    if not placed:  # an entry dated after the new one (tomorrow's) turns the file's order: either end renames one
         moved = next(f"changelog/{a} would become changelog/{b}" for a, b in zip(old_ids, new_ids[:index] + new_ids[index + 1:])
                      if a != b)
         # (the latest by its instant, as the file's order is told: 2026-230T23:00Z is after 2026-08-18T20:00Z)
