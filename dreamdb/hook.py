@@ -103,9 +103,11 @@ the assistant's name and the vocatives of a chat, English and Turkish, a closed 
 "Günaydın Claude", "selam millet", "Good morning, Claude!"). Any other word after a greeting makes its clause a
 question's words ("hello world", "hi hook")."""
 ADDRESS_WORDS = frozenset("my dear you sevgili".split())
-"""The words that go with an addressee in a clause of its own after a greeting ("Hello, my friend!", "Hi, dear
-Claude", "hey, you guys", "Selam, sevgili ekip"), beside :data:`ADDRESSEES`' own (``there``, ``all``, ``everyone``):
-such a clause, with no other word (a stopword too) and no ``?``, is the greeting's (:func:`greeting_clause_end`)."""
+"""The words that go with an addressee, in a clause of its own after a greeting ("Hello, my friend!", "Hi, dear
+Claude", "hey, you guys", "Selam, sevgili ekip") or in the greeting's own clause ("Hello dear Claude!", "Merhaba
+sevgili ekip"), beside :data:`ADDRESSEES`' own (``there``, ``all``, ``everyone``): such a clause, with no other word
+(a stopword too) and no ``?``, is the greeting's, and so is one of these words alone ("Hi, you, Claude!", "Hello, my
+dear, Claude!"; QA round 152-A F1) (:func:`greeting_clause_end`)."""
 _LONGEST_PHRASE = max(map(len, ACKNOWLEDGEMENT_PHRASES | GREETING_PHRASES))
 _LONGEST_GREETING_QUESTION = max(map(len, GREETING_QUESTIONS))
 _LONGEST_ADDRESSEE = max(map(len, ADDRESSEES))
@@ -814,7 +816,10 @@ def greeting_clause_end(text: str) -> int:
     151-A F1: they injected notes on Claude and teams, and "Hi, Claude. How does sync work?" recalled ``claude``
     beside the question). Another word in it makes it a question's: "hello, world" is recalled as "world"; so does
     a ``?`` after it, or a stopword other than :data:`ADDRESS_WORDS` ("my", "dear"): "Good morning. And the bot?",
-    "Hey Claude! Is the team here?" are recalled as "And the bot?" and "Is the team here?" (QA round 151-H F2)."""
+    "Hey Claude! Is the team here?" are recalled as "And the bot?" and "Is the team here?" (QA round 151-H F2). A
+    clause of ADDRESS_WORDS alone is the greeting's too ("Hi, you, Claude!", "Hello, my dear, Claude!"), and they are
+    passed over in the greeting's own clause, wherever they stand: "Hello dear Claude!", "Merhaba sevgili ekip",
+    "Hey dear, how does sync work?" (QA round 152-A F1)."""
     from dreamdb.analyzer import lower, normalize
 
     greetings, phrases = _greeting_keys()
@@ -832,11 +837,15 @@ def greeting_clause_end(text: str) -> int:
         # there, team!", QA round 151-A F1; an address, no question or sentence: with no `?` and no word but the
         # addressee's and ADDRESS_WORDS, stopwords too: "Good morning. And the bot?", "Hey Claude! Is the team
         # here?" ask, QA round 151-H F2)
-        if (greeted and "?" not in text[m.end(1):m.end()]
-                and tuple(k for k in keys if k not in address_words) in addressees):
+        # (a clause of ADDRESS_WORDS alone is said to the addressee too: "Hi, you, Claude!", "Hello, my dear,
+        # Claude!", QA round 152-A F1)
+        address = tuple(k for k in keys if k not in address_words)
+        if greeted and "?" not in text[m.end(1):m.end()] and (not address or address in addressees):
             end = m.end()
             continue
-        words = [k for k in keys if k not in stop or k in greetings]
+        # (ADDRESS_WORDS are passed over in the greeting's own clause too, wherever they stand: "Hello dear Claude!",
+        # "Merhaba sevgili Claude", "Hey dear team" as "Hello, dear Claude", QA round 152-A F1)
+        words = [k for k in keys if (k not in stop or k in greetings) and k not in address_words]
         i = 0
         while i < len(words):  # greetings, each a word or a phrase
             n = next((n for n in range(min(_LONGEST_PHRASE, len(words) - i), 1, -1)

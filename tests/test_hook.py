@@ -1812,6 +1812,46 @@ def test_a_question_after_a_greeting_made_of_an_addressee_word_is_no_address(tmp
     assert H.without_greeting("Good morning, bot! Is the team here?") == "Is the team here?"
 
 
+def test_words_of_address_inside_a_greeting_clause_or_alone_in_one_are_the_greetings(tmp_path, monkeypatch):
+    """QA round 152-A F1: ADDRESS_WORDS were passed over only in a clause of their own after the greeting's, so a
+    greeting with "dear" or "sevgili" in its own clause ("Hello dear Claude!", "Merhaba sevgili Claude", "Hey dear
+    team") injected the Hello World PR, changelog entries saying merhaba, notes on teams, where "Hello, dear Claude"
+    printed nothing; and a clause of address words alone ("Hi, you, Claude!", "Hello, my dear, Claude!") ended the
+    greeting, so the addressee was recalled. Both are the greeting's; a question after them is still recalled."""
+    from dreamdb import hook as H
+
+    vault = filled_vault(tmp_path, {
+        "knowledge/hello.md": "---\ntitle: Hello World PR\n---\nSay hello to the world: the first PR, merged.\n",
+        "knowledge/selam.md": "---\ntitle: Quick merhaba\n---\nMerhaba! Selam, merhaba: the greeting the bot says.\n",
+        "knowledge/claude.md": "---\ntitle: Claude settings\n---\nClaude reads its settings from the claude folder;"
+                               " dear claude.\n",
+        "knowledge/team.md": "---\ntitle: Team roster\n---\nThe team is here: the platform team, the sync team, ekip.\n",
+        "knowledge/sync.md": "---\ntitle: Brain repo sync\n---\nThe sync pushes the vault to the brain repo and pulls"
+                             " it back; sync conflicts are merged by hand.\n"}, fillers=20)
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(tmp_path / "h.log"))
+    for prompt in ("Hello dear Claude!", "Merhaba sevgili Claude", "Good morning my dear Claude!", "Selam sevgili ekip",
+                   "Hey dear team", "Hi, you, Claude!", "Hello, my dear, Claude!", "Hello dear", "Hi dear, team.",
+                   # (the comma forms, as before)
+                   "Merhaba, sevgili Claude", "Hello, dear Claude", "Good morning, my dear Claude!"):
+        assert H.without_greeting(prompt) == "" and H._is_acknowledgement(prompt), prompt
+        assert H.run(payload(prompt, vault.parent)) == "", prompt
+    for prompt, alone in (("Hello dear Claude, how does sync work?", "how does sync work?"),
+                          ("Hi, you, Claude! How does sync work?", "How does sync work?"),
+                          ("Merhaba sevgili ekip, sync nasıl çalışıyor?", "sync nasıl çalışıyor?")):
+        assert H.without_greeting(prompt) == alone and not H._is_acknowledgement(prompt), prompt
+        block = H.run(payload(prompt, vault.parent))
+        assert block.startswith(H.HEADER) and "[knowledge/sync]" in block.splitlines()[1], (prompt, block)
+        assert "[knowledge/claude]" not in block and "[knowledge/hello]" not in block, (prompt, block)
+    # another word beside them is still a question's, and a question after the greeting is still recalled
+    assert H.without_greeting("hello dear world") == "hello dear world" and not H._is_acknowledgement("hello dear world")
+    assert "[knowledge/hello]" in H.run(payload("hello dear world", vault.parent))
+    assert H.without_greeting("Hi, you?") == "you?"
+    for prompt, alone in (("Good morning. And the bot?", "And the bot?"), ("Hey Claude! Is the team here?",
+                                                                           "Is the team here?"),
+                          ("Merhaba Claude, sync nasıl çalışıyor?", "sync nasıl çalışıyor?")):
+        assert H.without_greeting(prompt) == alone and not H._is_acknowledgement(prompt), prompt
+
+
 def test_a_long_id_is_shown_by_its_start_and_end_in_the_block(tmp_path, monkeypatch):
     """QA round 150-F F5: a changelog entry's id is made of its scope, and a scope listing 80 files gave a
     2,500-character id line (and superseded-by) in the block, whose titles and snippets are cut. The id shown is at
