@@ -100,8 +100,9 @@ ADDRESSEES = frozenset(tuple(p.split()) for p in (
     "canım", "asistan"))
 """Whom a greeting is said to, after it in its clause or in a clause of its own after it (:func:`greeting_clause_end`):
 the assistant's name and the vocatives of a chat, English and Turkish, a closed list ("hi claude, how are you?",
-"Günaydın Claude", "selam millet", "Good morning, Claude!"). Any other word after a greeting makes its clause a
-question's words ("hello world", "hi hook")."""
+"Günaydın Claude", "selam millet", "Good morning, Claude!"), and whom thanks and praise are, before or after them
+("Thanks, Claude", "Claude, thanks!", "teşekkürler hocam": :func:`_is_acknowledgement`, QA round 152-A F2). Any other
+word after a greeting makes its clause a question's words ("hello world", "hi hook")."""
 ADDRESS_WORDS = frozenset("my dear you sevgili".split())
 """The words that go with an addressee, in a clause of its own after a greeting ("Hello, my friend!", "Hi, dear
 Claude", "hey, you guys", "Selam, sevgili ekip") or in the greeting's own clause ("Hello dear Claude!", "Merhaba
@@ -799,6 +800,41 @@ _OPENING_CLAUSE = LazyPattern(r"\s*([^?¿!.,;:\n]*)(?:(?:[?¿!,;\n]|[.:](?=\s|\Z
 with the spaces after it; a ``.`` or ``:`` before a space or the end only, not a file's or a host's: ``hello.py``,
 ``hi:8080``), or the prompt's end."""
 
+_DECORATION = LazyPattern(
+    r"(?:[:;]|(?<![^\W_])=)['^-]?(?:[)\]}>|*@$]+|\(+|(?:[DPpOoSsXx3]+|/)(?![^\W_]|[/\\]))"  # :) :-) ;) :D :P :(
+    # :/ :3 :'( =), not a URL's :// nor code's a=(b)
+    r"|\(+[-'^]?[:;=](?![^\W_])"  # (: (-:
+    r"|<3+(?![^\W_])|(?<![^\W_])[xX]D+(?![^\W_])|\^[_.-]?\^|-_+-|\\o/"  # <3 xD ^^ ^_^ -_- \o/
+    r"|(?:\.{2,}|…+)(?![/\\])"  # ... …, not ../ (a path)
+    r"|\([^()?¿\n]*\)")  # (again), read by _decoration
+"""Emoticons, ellipses and parenthetical remarks, which :func:`_decoration` reads as a clause's end."""
+
+
+def _decoration(text: str) -> str:
+    """``text`` (a prompt as the hook reads it) with its emoticons (``:)``, ``:-)``, ``;)``, ``:D``, ``:P``, ``:(``,
+    ``<3``, ``xD``, ``^^``), ellipses (``...``, ``…``) and parenthetical remarks of words that say nothing (no ``?``,
+    no word but stopwords other than :data:`QUESTION_WORDS`, greetings, :data:`ADDRESS_WORDS` and an addressee:
+    ``(again)``, ``(hi again)``, ``(:``) written as as many ``!``: a clause's end, as the hook reads a prompt's clauses
+    (:func:`greeting_clause_end`, :func:`_is_acknowledgement`), where they ended none ("Merhaba Claude :)", "Hello,
+    Claude...", "Hello, Claude (again)!" injected notes: QA round 152-A F2). Of the same length as ``text``: an offset
+    in one is the same in the other. A remark of other words stays, "hello (world)", and so does a path's ``../``."""
+    from dreamdb.analyzer import lower, normalize
+
+    greetings = _greeting_keys()[0]
+    questions, stop = _acknowledgement_keys()[3:]
+    plain = (stop - questions) | greetings | frozenset(map(_acknowledgement_key, ADDRESS_WORDS))
+    addressees = _addressee_keys()
+
+    def said(m: re.Match) -> str:
+        if m.group(0).startswith("(") and m.group(0).endswith(")") and len(m.group(0)) > 2:
+            words = (_acknowledgement_key(lower(normalize(w))) for w in _WORD_RE().findall(m.group(0)))
+            rest = tuple(k for k in words if k not in plain)
+            if rest and rest not in addressees:
+                return m.group(0)
+        return "!" * len(m.group(0))
+
+    return _DECORATION().sub(said, text)
+
 
 def greeting_clause_end(text: str) -> int:
     """Where the greeting clauses that open ``text`` (a prompt as the hook reads it, :func:`query_text`) end: ``0`` when
@@ -819,7 +855,9 @@ def greeting_clause_end(text: str) -> int:
     "Hey Claude! Is the team here?" are recalled as "And the bot?" and "Is the team here?" (QA round 151-H F2). A
     clause of ADDRESS_WORDS alone is the greeting's too ("Hi, you, Claude!", "Hello, my dear, Claude!"), and they are
     passed over in the greeting's own clause, wherever they stand: "Hello dear Claude!", "Merhaba sevgili ekip",
-    "Hey dear, how does sync work?" (QA round 152-A F1)."""
+    "Hey dear, how does sync work?" (QA round 152-A F1). Emoticons, ellipses and parenthetical remarks of words that
+    say nothing end a clause (:func:`_decoration`): "Merhaba Claude :)", "Hello, Claude...", "Hello, Claude (again)!
+    How does sync work?" (QA round 152-A F2)."""
     from dreamdb.analyzer import lower, normalize
 
     greetings, phrases = _greeting_keys()
@@ -827,6 +865,7 @@ def greeting_clause_end(text: str) -> int:
     stop = stop - questions  # (a question's words are no greeting's: "günaydın, başlayalım mı?" asks)
     addressees = _addressee_keys()
     address_words = frozenset(map(_acknowledgement_key, ADDRESS_WORDS))
+    text = _decoration(text)  # (":)", "...", "(again)" end a clause: "Merhaba Claude :)", QA round 152-A F2)
     end, greeted = 0, False
     while True:
         m = _OPENING_CLAUSE().match(text, end)
@@ -901,25 +940,40 @@ def _is_acknowledgement(prompt: str) -> bool:
     only, not :data:`OUTCOME_WORDS` alone), or has no word at all; never a question (a question mark or one of
     :data:`QUESTION_WORDS`, but for a greeting question's: "merhaba, nasılsın?" is a greeting). It is read after the
     greeting clauses that open it (:func:`greeting_clause_end`), addressees and all: "Günaydın Claude" and "hi
-    claude, how are you?" are conversation."""
+    claude, how are you?" are conversation; and without its emoticons, ellipses and parenthetical remarks of no word
+    that says anything (:func:`_decoration`: "thanks xD", "ok :P", "Merhaba Claude :)"). Thanks or praise may be
+    said to someone too, with :data:`ADDRESSEES` and :data:`ADDRESS_WORDS` before or after them: "Thanks, Claude",
+    "teşekkürler hocam", "great job, team!" (QA round 152-A F2); an addressee alone ("Claude, team") or with
+    :data:`OUTCOME_WORDS` alone ("fixed, claude") is no conversation."""
     acknowledgements, phrases, outcomes = _acknowledgement_keys()[:3]
-    text = query_text(prompt)
+    addressees, address_words = _addressee_keys(), frozenset(map(_acknowledgement_key, ADDRESS_WORDS))
+    # (emoticons, "...", "(again)" are read as clause ends: "thanks xD", "Merhaba Claude :)", QA round 152-A F2)
+    text = _decoration(query_text(prompt))
     # (a greeting clause, an addressee and all, is conversation: "Günaydın Claude", "hi claude, how are you?" are
     # read as what follows them, QA round 150-H F1)
     cut = greeting_clause_end(text)
     # (stopwords compared without Turkish letters too: "cok" is "çok"; QA round 79 F2)
-    keys, words, _greets, asks = _words(text[cut:] if cut else prompt)
+    keys, words, _greets, asks = _words(text[cut:])
     if keys and asks:
         return False
-    if words and all(w in outcomes for w in words):
-        return False
-    # covered[i]: words[:i] is made of acknowledgements and phrases (every way of reading it, not the longest phrase
-    # first: "süper iş çıkardın" is "süper" + "iş çıkardın", QA round 78 F2)
-    covered = [True] + [False] * len(words)
+    if not words:
+        return True
+    # reached[i]: how words[:i] can be read, as units of acknowledgements, phrases, addressees and words of address
+    # (every way of reading it, not the longest phrase first: "süper iş çıkardın" is "süper" + "iş çıkardın", QA round
+    # 78 F2): 0, addressees alone (or nothing); 1, acknowledgements all OUTCOME_WORDS ("fixed", "works": a question's
+    # words too, QA round 79 F3); 2, an acknowledgement that is no outcome's, which the prompt must hold
+    reached: list[set[int]] = [{0}] + [set() for _ in words]
     for end in range(1, len(words) + 1):
-        covered[end] = (covered[end - 1] and words[end - 1] in acknowledgements) or any(
-            covered[end - n] and tuple(words[end - n:end]) in phrases for n in range(2, min(_LONGEST_PHRASE, end) + 1))
-    return covered[-1]
+        for n in range(1, min(max(_LONGEST_PHRASE, _LONGEST_ADDRESSEE), end) + 1):
+            unit, before = tuple(words[end - n:end]), reached[end - n]
+            if not before:
+                continue
+            if unit in addressees or (n == 1 and unit[0] in address_words):
+                reached[end] |= before
+            if (n == 1 and unit[0] in acknowledgements) or (n > 1 and unit in phrases):
+                kind = 1 if all(w in outcomes for w in unit) else 2
+                reached[end] |= {max(k, kind) for k in before}
+    return 2 in reached[-1]
 
 
 def _encodable(path: str) -> bool:

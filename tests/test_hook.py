@@ -1852,6 +1852,53 @@ def test_words_of_address_inside_a_greeting_clause_or_alone_in_one_are_the_greet
         assert H.without_greeting(prompt) == alone and not H._is_acknowledgement(prompt), prompt
 
 
+def test_emoticons_ellipses_and_remarks_end_a_greetings_clause_and_thanks_may_be_said_to_someone(tmp_path,
+                                                                                                monkeypatch):
+    """QA round 152-A F2: a clause ended at ``.`` or ``:`` only before a space or the end, so an emoticon or an
+    ellipsis after a greeting and its addressee ended none: "Merhaba Claude :)" and "merhaba claude :D" injected
+    changelog entries saying merhaba, "Hi, Claude :)", "Hello, Claude...", "Günaydın Claude...", "Hello, Claude
+    (again)!" notes on Claude; "thanks xD", "ok :P" were no acknowledgements. Emoticons, ellipses and parenthetical
+    remarks of words that say nothing end a clause; thanks said to an addressee ("Thanks, Claude :)", "teşekkürler
+    hocam") is conversation. A question after them is recalled as it is alone."""
+    from dreamdb import hook as H
+
+    vault = filled_vault(tmp_path, {
+        "knowledge/hello.md": "---\ntitle: Hello World PR\n---\nSay hello to the world: the first PR, merged.\n",
+        "knowledge/selam.md": "---\ntitle: Quick merhaba\n---\nMerhaba! Selam, merhaba: the greeting the bot says.\n",
+        "knowledge/claude.md": "---\ntitle: Claude settings\n---\nClaude reads its settings from the claude folder;"
+                               " claude again, claude everywhere, hocam.\n",
+        "knowledge/team.md": "---\ntitle: Team roster\n---\nThe team is here: the platform team and the sync team.\n",
+        "knowledge/sync.md": "---\ntitle: Brain repo sync\n---\nThe sync pushes the vault to the brain repo and pulls"
+                             " it back; sync conflicts are merged by hand.\n"}, fillers=20)
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(tmp_path / "h.log"))
+    for prompt in ("Merhaba Claude :)", "merhaba claude :D", "Hi, Claude :)", "Hello, Claude...", "Günaydın Claude...",
+                   "Hello, Claude (again)!", "Hello, Claude…", "Merhaba Claude:)", "Hey team ;-)", "Hi Claude xD",
+                   "Hello (again), Claude!", "Hi :)", "Merhaba..."):
+        assert H.without_greeting(prompt).strip("!:;-)(.…D ") == "" and H._is_acknowledgement(prompt), prompt
+        assert H.run(payload(prompt, vault.parent)) == "", prompt
+    for prompt in ("Thanks, Claude :)", "Thanks, Claude", "teşekkürler hocam", "great job, team!", "Claude, thanks!",
+                   "thanks xD", "ok :P", "thanks <3"):
+        assert H._is_acknowledgement(prompt) and H.run(payload(prompt, vault.parent)) == "", prompt
+    for prompt, alone in (("Hello, Claude (again)! How does sync work?", "How does sync work?"),
+                          ("Hi Claude :) how does sync work?", "how does sync work?"),
+                          ("Merhaba Claude... sync nasıl çalışıyor?", "sync nasıl çalışıyor?"),
+                          ("Hey Claude :) Is the team here?", "Is the team here?")):
+        assert H.without_greeting(prompt) == alone and not H._is_acknowledgement(prompt), prompt
+        block = H.run(payload(prompt, vault.parent))
+        assert block.startswith(H.HEADER) and block == H.run(payload(alone, vault.parent)), (prompt, block)
+        assert "[knowledge/claude]" not in block and "[knowledge/selam]" not in block, (prompt, block)
+    # a remark of other words, a path, a URL, an addressee or an outcome alone, and another word stay queries
+    for prompt in ("hello (world)", "Hello, world :)", "Claude, team :)", "fixed, claude", "hello world...",
+                   "hello (how does sync work?)"):
+        assert not H._is_acknowledgement(prompt), prompt
+    for text in ("hi ../sync", "hello http://sync", "hi:8080", "a=(b)", "C:Data", "hello (world)"):
+        assert H._decoration(text) == text, text
+    assert H._decoration("Hi :-) there (again)...") == "Hi !!! there !!!!!!!!!!"
+    assert H.without_greeting("hello (world)") == "hello (world)" and H.without_greeting("Hello, world :)") == "world :)"
+    assert "[knowledge/hello]" in H.run(payload("hello world...", vault.parent))
+    assert "[knowledge/claude]" in H.run(payload("Claude again :)", vault.parent))
+
+
 def test_a_long_id_is_shown_by_its_start_and_end_in_the_block(tmp_path, monkeypatch):
     """QA round 150-F F5: a changelog entry's id is made of its scope, and a scope listing 80 files gave a
     2,500-character id line (and superseded-by) in the block, whose titles and snippets are cut. The id shown is at
