@@ -1715,6 +1715,44 @@ def test_an_english_query_is_not_made_turkish_by_one_brand_word_the_lexicon_has_
         assert "knowledge/sleep-debt.excalidraw" not in top and any("sync" in d for d in top), top
 
 
+def test_a_turkish_query_whose_suffixes_are_typed_without_their_letters_reads_as_turkish(real_vault_copy,
+                                                                                          kenet_lexicon):
+    """QA round 152-A F3: a word whose suffix carries the Turkish letters, typed without them (``ayarlari``,
+    ``hatasi``, ``calisir``), was in no sense Turkish to the lexicon: the stemmer cuts no such suffix, and the lexicon
+    has the word neither as written nor typed without its letters. So ``bildirim ayarlari`` read as English and
+    ``bildirim`` was not translated (``bildirim ayarları`` was: *notification*). The root of a Turkish spelling of the
+    word with a noun's or a verb's inflections after it counts (*ayar*, *hata*, *çalışmak*). A tech word beside one
+    such word stays English (``login sayfasi``, ``sync hatasi``; QA round 151-H F1), as do English words whose
+    beginning is a Turkish word (``admin``: *adım*, ``anti``, ``ascii``, ``align``)."""
+    from dreamdb.lexicon import Lexicon
+    from dreamdb.ranking import rank
+    from dreamdb.ranking.rank import plan_query, turkish_by_lexicon, turkish_only_word
+
+    lexicon = Lexicon(kenet_lexicon)
+    turkish = ("ayarlari", "hatasi", "kaydi", "calisir", "calismiyor", "tabani", "anahtari", "sayfasi")
+    assert all(turkish_only_word(w, lexicon) for w in turkish), [w for w in turkish if not turkish_only_word(w, lexicon)]
+    assert {"ayar", "ayarlar"} <= set(rank._spelled_inflection_roots("ayarlari"))
+    assert "calismak" in rank._spelled_inflection_roots("calisir") and "calismak" in rank._spelled_inflection_roots(
+        "calismiyor")
+    english = ("admin", "anti", "ascii", "align", "login", "sync", "server", "cursor", "generic", "localhost", "hook")
+    assert not any(turkish_only_word(w, lexicon) for w in english), [w for w in english if turkish_only_word(w, lexicon)]
+    with dreamdb.open(real_vault_copy, lexicon=lexicon, index_path=real_vault_copy.parent / "a3.db") as ix:
+        ix.recall("x")
+        vocabulary = ix._vocabulary()
+        for query in ("bildirim ayarlari", "sunucu hatasi", "karar kaydi", "sync nasil calisir", "veri tabani"):
+            assert turkish_by_lexicon(query.split(), lexicon, vocabulary), query
+        for query in ("login sayfasi", "sync hatasi", "hook calismiyor", "asana sync", "bal test", "admin api"):
+            assert not turkish_by_lexicon(query.split(), lexicon, vocabulary), query
+        for query, word, sense in (("bildirim ayarlari", "bildirim", "notification"),
+                                   ("sunucu hatasi", "sunucu", "server")):
+            plan = plan_query(query, vocabulary=vocabulary, lexicon=lexicon)
+            assert plan.translated.get(word) == sense, (query, plan.translated)
+            assert plan_query(query.replace("ayarlari", "ayarları").replace("hatasi", "hatası"), vocabulary=vocabulary,
+                              lexicon=lexicon).translated.get(word) == sense, query
+        top = [h.doc_id for h in ix.recall("bildirim ayarlari")]
+        assert len(top) >= 5, top
+
+
 def test_a_loanword_reading_that_is_also_a_translation_is_the_word_itself(real_vault_copy, kenet_lexicon):
     """QA round 77 G2: in `serverlardan veri` over the real vault, the word's loanword reading *server* is also one of
     KeNet's translations of Turkish "server", so all its translations the notes hold competed, and the query's other

@@ -20,6 +20,7 @@ import json
 import math
 import re
 from functools import lru_cache
+from itertools import product
 
 from dreamdb.analyzer import (ASCII_TYPED_TURKISH_STOPWORDS, ENGLISH_ONLY_STOPWORDS, NOMINAL_SUFFIXES,
                                NOT_TURKISH_LETTERS, PRIVATIVE_RE, STOPWORDS, TURKISH_STOPWORDS, TURKISH_TO_ASCII,
@@ -618,12 +619,94 @@ def turkish_typed_plainly(word: str, lexicon) -> bool:
     return found
 
 
+_SPELLED_VERB_ENDINGS = (
+    rf"(?:{VERB_INFLECTIONS}"
+    r"|m[ıiuü]yor(?:um|sun|uz|sunuz|lar)?"  # negative progressive: çalışmıyor
+    # aorist, positive and negative: çalışır, olmaz
+    r"|(?:[ıiuüae]?r|m[ae]z)(?:[ıiuü]m|s[ıiuü]n|[ıiuü]z|s[ıiuü]n[ıiuü]z|l[ae]r)?)")
+""":data:`dreamdb.analyzer.VERB_INFLECTIONS` with the negative progressive and the aorist, positive and negative
+(Göksel & Kerslake 2005, ch. 8): the verb endings :func:`_spelled_inflection_roots` reads off a word. Not in
+:func:`verb_infinitives`, where an aorist would make nouns verbs (``yazar``, author, is ``yaz`` + ``-Ar``); for
+telling a Turkish word typed without its letters, the verb must be in the lexicon all the same."""
+
+_SPELLED_ENDING_RES = (LazyPattern(NOMINAL_SUFFIXES), LazyPattern(_SPELLED_VERB_ENDINGS))
+"""A noun's inflections and a verb's (:data:`_SPELLED_VERB_ENDINGS`), in Turkish letters."""
+
+_TYPED_ENDING_RES = tuple(LazyPattern(p.translate(TURKISH_TO_ASCII)) for p in (NOMINAL_SUFFIXES, _SPELLED_VERB_ENDINGS))
+"""The same typed without Turkish letters: a quick test of a word's rest before its Turkish spellings are tried."""
+
+_ASCII_TO_TURKISH = {a: chr(t) for t, a in TURKISH_TO_ASCII.items()}
+"""Each ASCII letter Turkish typed without its letters puts for one of them, to that letter (``s`` → ``ş``)."""
+
+_FRONT_VOWELS = frozenset("eiöü")
+
+_LAST_VOWELS = {"a": "a", "e": "e", "i": "iı", "o": "oö", "u": "uü"}
+"""The vowels a vowel typed without Turkish letters may stand for."""
+
+
+def _suffix_spellings(word: str, n: int, kind: int) -> set[str]:
+    """Of the spellings of ``word[n:]`` (``word`` lowercase, ASCII) with Turkish letters or without (ç ğ ı ö ş ü
+    where c g i o s u stand, ğ only after a vowel), the last vowels of ``word[:n]`` (in Turkish letters) after which one
+    is a noun's inflections (``kind`` 0) or a verb's (1) in vowel harmony with it (``-yor``'s ``o``, which keeps none,
+    aside) and, after a vowel, begins with a consonant (Turkish puts a buffer ``y``, ``s`` or ``n`` between two)."""
+    head, rest = word[:n], word[n:]
+    last = next((c for c in reversed(head) if c in "aeiou"), None)
+    if last is None or not _TYPED_ENDING_RES[kind]().fullmatch(rest) or (head[-1] in "aeiou" and rest[0] in "aeiou"):
+        return set()
+    slots = [i for i, c in enumerate(rest) if c in _ASCII_TO_TURKISH and (c != "g" or word[n + i - 1] in "aeiou")]
+    if len(slots) > 6:  # (2^6 spellings at most, as dreamdb.analyzer.diacritic_terms)
+        return set()
+    found = set()
+    for chosen in product((False, True), repeat=len(slots)):
+        chars = list(rest)
+        for i, turkish in zip(slots, chosen):
+            if turkish:
+                chars[i] = _ASCII_TO_TURKISH[chars[i]]
+        spelled = "".join(chars)
+        if _SPELLED_ENDING_RES[kind]().fullmatch(spelled):
+            found.update(v for v in _LAST_VOWELS[last] if not harmony_breaks(v + spelled.split("yor", 1)[0]))
+    return found
+
+
+@lru_cache(maxsize=4096)
+def _spelled_inflection_roots(word: str) -> tuple[str, ...]:
+    """The lexicon keys (looked up as written and typed without Turkish letters: ``ascii``) that would make ``word``
+    (lowercase, ASCII) an inflected Turkish word typed without its letters, for :func:`turkish_only_word`: each
+    beginning of at least :data:`TRANSLATION_MIN_LETTERS` letters (its last consonant devoiced too, where a vowel
+    follows) after which the rest, spelled with Turkish letters or not, is a noun's inflections
+    (:data:`dreamdb.analyzer.NOMINAL_SUFFIXES`: ``ayarlari``, *ayar* + ``-ları``; ``hatasi``, *hata* + ``-sı``), and
+    the infinitive of each root of three letters or more after which it is a verb's (:data:`_SPELLED_VERB_ENDINGS`:
+    ``calisir``, ``calismiyor``: *çalışmak*), the suffix in vowel harmony with the root (:func:`_suffix_spellings`).
+    The stemmer cuts no suffix typed without its letters (``ayarlari``, ``hatasi``, ``calisir`` stay whole), so such
+    words had no Turkish reading and a whole Turkish query so typed read as English (QA round 152-A F3). A shorter
+    beginning, a restored vowel (``kayıt`` of ``kaydı``) or a shorter verb root would make English words Turkish:
+    ``admin`` (*adım*), ``anti`` (*anıt*, *anmak*), ``ascii`` (*aşçı* + ``ı``, no buffer letter), ``align`` (*alık*: no
+    ``ğ`` before a consonant). ``()`` for a word of more letters than a lexicon word and its inflections. Kept per
+    process for the last 4,096 words (and each word's answer in the lexicon's ``memo``, :func:`turkish_only_word`)."""
+    if len(word) > TRANSLATION_MAX_LETTERS + INFLECTION_MAX_LETTERS:
+        return ()
+    keys = []
+    for n in range(len(word) - 1, 2, -1):
+        head, rest = word[:n], word[n:]
+        if n >= TRANSLATION_MIN_LETTERS and _suffix_spellings(word, n, 0):
+            if head[-1] in "bdg" and rest[0] in "aeiou":
+                keys.append(head[:-1] + _HARDENED[head[-1]])
+            keys.append(head)
+        vowels = _suffix_spellings(word, n, 1)
+        roots = [head[:-1] + _HARDENED[head[-1]], head] if head[-1] in "dg" and rest[0] in "aeiou" else [head]
+        keys.extend(r + e for r in roots for e, of in (("mak", _BACK_VOWELS), ("mek", _FRONT_VOWELS))
+                    if not of.isdisjoint(vowels))
+    return tuple(dict.fromkeys(keys))
+
+
 def turkish_only_word(word: str, lexicon) -> bool:
     """Whether the lexicon has ``word`` (lowercase, ASCII) as a Turkish word, as written or typed without its letters,
-    itself or its Turkish stem (``rakip``; ``analizi``: *analiz*; ``bildirimleri``: *bildirim*; ``mac``: *maç*), and
-    in no sense as an English one, as written or inflected (``yap``, English too, is none; nor ``basin``): the
-    counterpart of :func:`english_word`. ``False`` without a lexicon, and for a word with a letter Turkish lacks or
-    one not of letters alone. Kept in the lexicon's ``memo``."""
+    itself or its Turkish stem (``rakip``; ``analizi``: *analiz*; ``bildirimleri``: *bildirim*; ``mac``: *maç*), or
+    the root of one of its Turkish spellings with an inflection after it (:func:`_spelled_inflection_roots`: a suffix
+    typed without its letters, which the stemmer does not cut, ``ayarlari``: *ayar*, ``hatasi``: *hata*, ``calisir``:
+    *çalışmak*; QA round 152-A F3), and in no sense as an English one, as written or inflected (``yap``, English too,
+    is none; nor ``basin``): the counterpart of :func:`english_word`. ``False`` without a lexicon, and for a word with
+    a letter Turkish lacks or one not of letters alone. Kept in the lexicon's ``memo``."""
     from dreamdb.lexicon import EN_TR, TR_EN
 
     if lexicon is None or not word.isascii() or not word.isalpha() or not NOT_TURKISH_LETTERS.isdisjoint(word):
@@ -631,9 +714,10 @@ def turkish_only_word(word: str, lexicon) -> bool:
     key = ("turkish only", word)
     found = lexicon.memo.get(key)
     if found is None:
-        found = (any(lexicon.has(TR_EN, w) or lexicon.has(TR_EN, w, ascii=True)
-                     for w in dict.fromkeys((word, stem(word, True))))
-                 and not lexicon.has(EN_TR, word) and not lexicon.has(EN_TR, english_stem(word), stemmed=True))
+        found = (not lexicon.has(EN_TR, word) and not lexicon.has(EN_TR, english_stem(word), stemmed=True)
+                 and (any(lexicon.has(TR_EN, w) or lexicon.has(TR_EN, w, ascii=True)
+                          for w in dict.fromkeys((word, stem(word, True))))
+                      or bool(lexicon.first_translations(TR_EN, _spelled_inflection_roots(word), ascii=True))))
         if len(lexicon.memo) >= RESOLVED_WORDS_MAX:
             lexicon.memo.clear()
         lexicon.memo[key] = found
