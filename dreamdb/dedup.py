@@ -580,19 +580,70 @@ def _append_log(folder: Path, title: str, result: DedupResult) -> str | None:
             "documents_outdated": result.documents_outdated,
             "notes": [*([result.read_as_is] if result.read_as_is else []), *result.notes()],
         }, ensure_ascii=False)
-        fd = os.open(path, flags, 0o600)
+        data = (line + "\n").encode("utf-8")
+        fd = _open_log(path, flags)
+    except (OSError, TypeError, ValueError):  # (TypeError, ValueError: a value json cannot write)
+        return None
+    try:
         st = os.fstat(fd)
         if stat.S_ISREG(st.st_mode) and st.st_size > LOG_MAX_BYTES and _rotated(path, fd, st):
             os.close(fd)
-            fd = os.open(path, flags, 0o600)
-        with os.fdopen(fd, "ab") as f:
-            st = os.fstat(f.fileno())
-            if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:  # (a FIFO, a device: not a log; a file of several
-                return None  # names, another's too: QA round 113-A F3, a snapshot's hard link got the line)
-            f.write((line + "\n").encode("utf-8"))  # (one write: O_APPEND keeps concurrent lines whole)
-    except (OSError, TypeError, ValueError):  # (TypeError, ValueError: a value json cannot write)
+            fd = -1
+            fd = _open_log(path, flags)
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:  # (a FIFO, a device: not a log; a file of several
+            return None  # names, another's too: QA round 113-A F3, a snapshot's hard link got the line)
+        return str(path) if _append_whole(fd, data) else None
+    except OSError:
         return None
-    return str(path)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def _open_log(path: Path, flags: int) -> int:
+    """Open the log to append to, readable too where it may be (to see whether it ends with a newline)."""
+    try:
+        return os.open(path, (flags & ~os.O_WRONLY) | os.O_RDWR, 0o600)
+    except PermissionError:  # (a log the user may write but not read: appended to unrepaired)
+        return os.open(path, flags, 0o600)
+
+
+def _append_whole(fd: int, data: bytes) -> bool:
+    """Append ``data`` (one line) to the log open as ``fd`` whole or not at all: under an exclusive lock of the file
+    (of processes appending at once, one at a time, as O_APPEND alone kept them), a log whose last line was cut short
+    (no newline at its end: a full disk, a file size limit, a process killed mid-write) gets one first, so that the
+    cut line stays the only one that is not JSON; and a write that fails or is cut short is truncated back to the
+    size the log had, where it wrote part of the line and the next decision's line was joined to that part (QA round
+    152-B F1). Returns whether the line was written."""
+    try:
+        import fcntl
+    except ImportError:  # (no flock: the race is taken)
+        fcntl = None
+    if fcntl is not None:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        start = os.fstat(fd).st_size
+        if start:
+            with suppress(OSError):  # (not readable: appended as it is)
+                if os.pread(fd, 1, start - 1) != b"\n":
+                    data = b"\n" + data
+        written = 0
+        try:
+            while written < len(data):
+                n = os.write(fd, data[written:])
+                if n <= 0:
+                    raise OSError("short write")
+                written += n
+        except OSError:
+            with suppress(OSError):
+                os.ftruncate(fd, start)
+            return False
+        return True
+    finally:
+        if fcntl is not None:
+            with suppress(OSError):
+                fcntl.flock(fd, fcntl.LOCK_UN)
 
 
 def _rotated(path: Path, fd: int, st: os.stat_result) -> bool:

@@ -451,6 +451,62 @@ print(small)
     assert all(json.loads(line)["verdict"] == "CREATE" for line in rotated)
 
 
+@pytest.mark.skipif(not hasattr(os, "pread") or sys.platform == "win32", reason="needs RLIMIT_FSIZE and pread")
+def test_a_decision_log_line_is_appended_whole_or_not_at_all(tmp_path):
+    """QA round 152-B F1: a write cut short (a file size limit, a full disk) left part of the line in the log, and
+    the next decision's line was joined to it: that line and the next were not JSON. The part is truncated back,
+    and a log whose last line was cut (no newline at its end) gets one before the next line."""
+    script = f"""
+import json, os, resource
+from pathlib import Path
+import dreamdb.dedup as d
+result = d.DedupResult(verdict="CREATE", neighbours=[], thresholds={{}}, reason="top 0.5 < 0.91")
+folder = Path({str(tmp_path)!r})
+log = folder / d.LOG_FILE_NAME
+assert d._append_log(folder, "first", result) == str(log)
+size = log.stat().st_size
+soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+resource.setrlimit(resource.RLIMIT_FSIZE, (size + 100, hard))  # (room for 100 bytes of the next line only)
+print(d._append_log(folder, "cut", result), log.stat().st_size - size)
+resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+print(d._append_log(folder, "after", result) == str(log))
+"""
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["None", "0", "True"], p.stdout  # (not logged, and nothing of it left)
+    log = tmp_path / LOG_FILE_NAME
+    assert [json.loads(line)["title"] for line in log.read_text(encoding="utf-8").splitlines()] == ["first", "after"]
+
+    from dreamdb.dedup import DedupResult, _append_log
+
+    result = DedupResult(verdict="CREATE", neighbours=[], thresholds={}, reason="top 0.5 < 0.91")
+    with open(log, "ab") as f:
+        f.write(b'{"time": "2026-12-07T14:00:00+00:00", "tit')  # (a line cut by a process killed mid-write)
+    assert _append_log(tmp_path, "repaired", result) == str(log)
+    lines = log.read_text(encoding="utf-8").splitlines()
+    assert lines[2] == '{"time": "2026-12-07T14:00:00+00:00", "tit' and len(lines) == 4, lines
+    assert [json.loads(line)["title"] for line in (*lines[:2], lines[3])] == ["first", "after", "repaired"]
+
+
+def test_processes_appending_at_once_keep_each_line_whole_across_rotations(tmp_path):
+    """QA round 152-B F1: the log is appended under a lock of it now; four processes appending long lines at once
+    past :data:`~dreamdb.dedup.LOG_MAX_BYTES` (rotating it) still leave every line whole."""
+    script = f"""
+import sys
+from pathlib import Path
+import dreamdb.dedup as d
+result = d.DedupResult(verdict="CREATE", neighbours=[], thresholds={{}}, reason="x" * 60000)
+for i in range(12):
+    assert d._append_log(Path({str(tmp_path)!r}), f"p{{sys.argv[1]}}-{{i}}", result)
+"""
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(i)], cwd=ROOT) for i in range(4)]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0, 0, 0]
+    lines = [line for name in (LOG_FILE_NAME + ".1", LOG_FILE_NAME)
+             for line in (tmp_path / name).read_text(encoding="utf-8").splitlines()]
+    assert (tmp_path / (LOG_FILE_NAME + ".1")).stat().st_size > 2 ** 20  # (rotated past 1 MiB)
+    assert all(json.loads(line)["reason"] == "x" * 60000 for line in lines)
+
+
 @pytest.mark.model
 def test_if_present_on_an_index_that_cannot_be_written_compares_or_skips(embedded_subset, model_dir, tmp_path,
                                                                          monkeypatch, capsys):
