@@ -103,6 +103,8 @@ class DedupResult:
             since its last sync, a note deleted or changed, may be missing, and a neighbour's file may be gone; else
             ``None``. Logged with the decision; ``embed dedup --json`` gives it among its ``notes`` (QA round 149-C
             F2: a MERGE with a note whose file was gone said nothing machine-readable of it).
+        context: the caller's notes of how the decision came to be (:func:`dedup`'s ``context``: ``embed dedup``'s
+            note of another process's refresh it waited for), logged with the decision (QA round 152-B F2).
     """
 
     verdict: str
@@ -125,6 +127,7 @@ class DedupResult:
     types_not_compared: list[str] = field(default_factory=list)
     archived: list[str] = field(default_factory=list)
     read_as_is: str | None = None
+    context: list[str] = field(default_factory=list)
 
     @property
     def compared_share(self) -> float:
@@ -329,7 +332,8 @@ def _conn_and_log_dir(index_or_conn):
 
 def dedup(index_or_conn, embedder, *, title: str, description: str = "", content: str = "", top: int = 5,
           merge: float = MERGE_THRESHOLD, margin: float = MARGIN, review: float = REVIEW_THRESHOLD,
-          log: bool = True, exclude: list[str] | tuple[str, ...] = (), name: str | None = None) -> DedupResult:
+          log: bool = True, exclude: list[str] | tuple[str, ...] = (), name: str | None = None,
+          context: list[str] | tuple[str, ...] = ()) -> DedupResult:
     """Score a candidate document against the indexed corpus and advise MERGE / REVIEW / CREATE.
 
     The index's vectors should be current for ``embedder`` (call
@@ -358,6 +362,8 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
             (``embed dedup --file`` of a file of the vault: it matched itself at 1.0, QA round 97-C F3).
         name: the candidate's file name or path (``--file``'s), when it has one: read as the indexer reads a file
             of that name (``….excalidraw.md``: an Excalidraw board, whatever its frontmatter).
+        context: the caller's notes of how the decision came to be (``embed dedup``'s: another process's refresh
+            of the embeddings waited for), logged first in the line's ``notes`` (QA round 152-B F2).
 
     Returns:
         DedupResult.
@@ -378,6 +384,8 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
     if isinstance(exclude, (str, bytes)):
         raise UsageError(f"exclude must be a list of doc_ids, not one str: {exclude!r}",
                          hint=f"exclude=[{exclude!r}]")
+    if isinstance(context, (str, bytes)) or not all(isinstance(note, str) for note in context):
+        raise UsageError(f"context must be a list of str (notes), got {context!r}")
     from dreamdb.arguments import text
 
     # (QA round 145-F F7: title=5, content=None or bytes raised AttributeError or TypeError deep in the reading)
@@ -477,6 +485,7 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
     cov = coverage(conn, embedder.model_id)
     result.documents_not_compared, result.documents_outdated = cov["not_compared"], cov["outdated"]
     result.read_as_is = getattr(index_or_conn, "read_as_is", None)  # (an Index's; a bare connection has no sync)
+    result.context = list(context)
     if log and log_dir is not None:
         result.log_path = _append_log(log_dir, title, result)
     return result
@@ -578,7 +587,7 @@ def _append_log(folder: Path, title: str, result: DedupResult) -> str | None:
             "excluded": result.excluded,
             "documents_not_compared": result.documents_not_compared,
             "documents_outdated": result.documents_outdated,
-            "notes": [*([result.read_as_is] if result.read_as_is else []), *result.notes()],
+            "notes": [*result.context, *([result.read_as_is] if result.read_as_is else []), *result.notes()],
         }, ensure_ascii=False)
         data = (line + "\n").encode("utf-8")
         fd = _open_log(path, flags)

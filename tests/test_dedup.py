@@ -1095,6 +1095,56 @@ def test_a_gate_compared_as_the_index_is_says_so_in_its_json_and_its_log(tmp_pat
     assert json.loads(log.read_text(encoding="utf-8").splitlines()[-1])["notes"] == []
 
 
+@pytest.mark.skipif(not __import__("dreamdb.store.connect", fromlist=["x"]).CAN_LOAD_EXTENSIONS,
+                    reason="the SQLite driver cannot load sqlite-vec")
+def test_a_refresh_waited_for_before_the_gate_is_in_its_json_notes_and_its_log(tmp_path, monkeypatch, capsys):
+    """QA round 152-B F2: ``embed dedup --json`` that waited ~40 s for another process's ``embed refresh`` said so on
+    stderr alone: ``notes`` was [] and the decision's log line had no note of it (docs/json.md lists "a lock waited
+    for" among its notes)."""
+    import threading
+
+    from filelock import FileLock
+
+    from dreamdb.cli import main
+    from dreamdb.embeddings import model, store
+    from tests.test_embed_store import HashEmbedder, make_vault
+
+    emb = HashEmbedder("test-hash-wait")
+    monkeypatch.setattr(model, "get_embedder", lambda *a, **kw: emb)
+    vault = make_vault(tmp_path / "project" / "_dream_context", n_docs=3)
+    assert main(["sync", "--vault", str(vault)]) == 0  # (no vectors yet: the gate embeds the vault first)
+    (tmp_path / "draft.md").write_text((vault / "knowledge" / "doc0.md").read_text(encoding="utf-8"))
+    held, done = threading.Event(), threading.Event()
+
+    def other_refresh() -> None:  # (another process's embed refresh, holding the refresh lock for 1.5 s)
+        with FileLock(str(vault / ".dreamdb" / store.LOCK_FILE_NAME)):
+            held.set()
+            done.wait(1.5)
+
+    holder = threading.Thread(target=other_refresh)
+    holder.start()
+    assert held.wait(10)
+    capsys.readouterr()
+    code = main(["embed", "dedup", "--vault", str(vault), "--title", "Doc 0", "--file", str(tmp_path / "draft.md"),
+                 "--json"])
+    holder.join(10)
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "Another dreamdb process is refreshing this index's embeddings; waiting" in err, err
+    result = json.loads(out)
+    assert result["verdict"] == "MERGE" and result["documents_not_compared"] == 0, result
+    assert len(result["notes"]) == 1, result
+    waited = re.fullmatch(r"another dreamdb process was refreshing this index's embeddings: waited (\d+\.\d) s for"
+                          r" it to finish before comparing", result["notes"][0])
+    assert waited and 0.1 <= float(waited.group(1)) <= 1.5, result["notes"]
+    logged = json.loads((vault / ".dreamdb" / LOG_FILE_NAME).read_text(encoding="utf-8").splitlines()[-1])
+    assert logged["notes"] == result["notes"], logged
+    code = main(["embed", "dedup", "--vault", str(vault), "--title", "Doc 0", "--file", str(tmp_path / "draft.md"),
+                 "--json"])  # (nothing waited for: nothing said)
+    out, err = capsys.readouterr()
+    assert code == 0 and json.loads(out)["notes"] == [] and "waiting" not in err, (out, err)
+
+
 @pytest.mark.model
 def test_if_present_skips_at_once_on_an_index_another_process_builds_for_the_first_time(tiny_vault, model_dir,
                                                                                        monkeypatch, capsys):

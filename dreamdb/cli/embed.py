@@ -101,6 +101,13 @@ class _Waiting:
                 " (dreamdb embed status shows its progress; Ctrl-C stops waiting, nothing is lost).")
 
 
+def _waited_note(waiting: _Waiting) -> str:
+    """The note of another process's refresh that ``waiting`` waited for (``embed dedup``'s, before it compared)."""
+    took = f" {waiting.seconds:.1f} s" if waiting.seconds >= 0.1 else ""
+    return (f"another dreamdb process was refreshing this index's embeddings: waited{took} for it to finish before"
+            " comparing")
+
+
 def _run_refresh(index, embedder, *, force: bool, show_bar: bool, waiting: _Waiting | None = None):
     from dreamdb.api import _added_reports
 
@@ -465,6 +472,7 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
     from dreamdb.errors import ModelError, ModelNotInstalled
 
     said: list[str] = []  # the index's notes said on stderr, which --json carries too (QA round 149-C F2)
+    context: list[str] = []  # what else was said on stderr before the decision, logged with it too (152-B F2)
 
     def skip(reason: str) -> None:
         if as_json:
@@ -516,12 +524,15 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
                 if not as_json:
                     say(f"Embedding the vault first ({waiting} documents or chunks waiting; needed once, "
                         "then only edits are re-embedded)…")
-                _run_refresh(index, embedder, force=False, show_bar=not as_json)
+                refreshing = _Waiting()
+                _run_refresh(index, embedder, force=False, show_bar=not as_json, waiting=refreshing)
+                if refreshing.waited:  # (said on stderr as it began; --json's notes and the log keep it: QA round
+                    context.append(_waited_note(refreshing))  # 152-B F2, notes [] after a wait of 40 s)
         if len(content) > LONG_CANDIDATE_CHARS and not as_json:  # seconds of embedding: say so (QA round 37)
             say(f"Embedding the candidate ({len(content) // 1000:,} KB of text, chunked like a note)…")
         itself = _indexed_as(index, file_) if file_ else []
         result = dedup(index, embedder, title=title, description=description, content=content, top=top,
-                       merge=merge, margin=margin, review=review, exclude=itself, name=file_)
+                       merge=merge, margin=margin, review=review, exclude=itself, name=file_, context=context)
     except (ModelError, ModelNotInstalled) as exc:
         # QA round 57 L1: a model that cannot load or run (corrupt, non-finite output, runtime missing) is no
         # model for --if-present, as a missing one is; without it, the error and exit 8 stay
@@ -529,7 +540,7 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
             raise
         print_notes(index)
         return skip(f"the embedding model cannot be used: {exc.message}")
-    said += print_notes(index)
+    said += [*context, *print_notes(index)]
     notes = result.notes()  # what was not compared (QA round 57 M2, M3)
     if result.excluded:
         notes.append(f"{file_} is the indexed {', '.join(result.excluded)}: compared with the other documents")
