@@ -105,6 +105,9 @@ class DedupResult:
             F2: a MERGE with a note whose file was gone said nothing machine-readable of it).
         context: the caller's notes of how the decision came to be (:func:`dedup`'s ``context``: ``embed dedup``'s
             note of another process's refresh it waited for), logged with the decision (QA round 152-B F2).
+        refresh_running: another process was refreshing the index's embeddings as the decision was made
+            (:func:`dreamdb.embeddings.store.refresh_running`): the documents not compared or compared in part are
+            said to wait for it, not to be new or edited since the last refresh (QA round 152-B F3).
     """
 
     verdict: str
@@ -128,6 +131,7 @@ class DedupResult:
     archived: list[str] = field(default_factory=list)
     read_as_is: str | None = None
     context: list[str] = field(default_factory=list)
+    refresh_running: bool = False
 
     @property
     def compared_share(self) -> float:
@@ -149,12 +153,17 @@ class DedupResult:
 
             parts = []
             if self.documents_not_compared:
-                parts.append(f"{count_noun(self.documents_not_compared, 'indexed document')} not compared (new or"
-                             " changed since the last refresh: no vectors for the model yet)")
+                parts.append(f"{count_noun(self.documents_not_compared, 'indexed document')} not compared ("
+                             + ("" if self.refresh_running else "new or changed since the last refresh: ")
+                             + "no vectors for the model yet)")
             if self.documents_outdated:
                 parts.append(f"{count_noun(self.documents_outdated, 'indexed document')} compared in part or as"
                              " chunked by an older chunker")
-            out.append("; ".join(parts) + ": run `dreamdb embed refresh` to compare them as they are now.")
+            if self.refresh_running:  # (QA round 152-B F3: of a first refresh under way, "changed since the last")
+                out.append("; ".join(parts) + ": another dreamdb process is refreshing the embeddings now; run this"
+                           " again once it is done to compare them as they are now.")
+            else:
+                out.append("; ".join(parts) + ": run `dreamdb embed refresh` to compare them as they are now.")
         return out
 
     def as_dict(self) -> dict:
@@ -427,6 +436,9 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
         reason = (f"no other indexed document has vectors to compare with ({', '.join(sorted(excluded_ids.values()))},"
                   " the candidate itself, left out)")
     matched, identical = 0, False
+    from dreamdb.embeddings.store import refresh_running
+
+    running = refresh_running(conn)  # (the vectors compared may be a refresh's first ones, not an edit's leftovers)
     if ranked and ranked[0][0] in names:
         matched, identical, retitled, edited = _chunks_matched(conn, embedder.model_id, ranked[0][0], vecs, chunks,
                                                                merge, (title or "").strip())
@@ -444,6 +456,9 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
                        f" {'is' if one else 'are'} the note's, but the text of {count_noun(edited, 'other chunk')}"
                        f" {'differs' if edited == 1 else 'differ'} from the note's, though near by cosine (which cannot"
                        ' see a changed number or an inserted "not")')
+            elif partly and running:  # (QA round 152-B F3: "edited since the last refresh" of a first refresh)
+                why = ("it was compared in part (another dreamdb process is refreshing the embeddings now, and the"
+                       " rest of it has no vectors yet: run this again once it is done), or the candidate adds text")
             elif partly:
                 why = ("it was compared in part (edited since the last refresh: `dreamdb embed refresh` embeds the"
                        " rest), or the candidate adds text")
@@ -484,6 +499,7 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
                                 for d, _s in ranked[:top] if d in names})
     cov = coverage(conn, embedder.model_id)
     result.documents_not_compared, result.documents_outdated = cov["not_compared"], cov["outdated"]
+    result.refresh_running = running
     result.read_as_is = getattr(index_or_conn, "read_as_is", None)  # (an Index's; a bare connection has no sync)
     result.context = list(context)
     if log and log_dir is not None:

@@ -1145,6 +1145,126 @@ def test_a_refresh_waited_for_before_the_gate_is_in_its_json_notes_and_its_log(t
     assert code == 0 and json.loads(out)["notes"] == [] and "waiting" not in err, (out, err)
 
 
+def test_if_present_names_what_the_model_folder_lacks_or_is(tmp_path, monkeypatch, capsys):
+    """QA round 152-B F3a, c: ``--if-present`` with DREAMDB_MODEL_DIR set to a folder without tokenizer.json, a file
+    or a missing path said only "no embedding model installed", where recall and embed status name the cause (and the
+    variable's fix); a model file that is a folder, a FIFO or a link to a device was said to be "missing"."""
+    from dreamdb.cli import main
+    from dreamdb.embeddings import locate
+    from tests.test_embed_store import make_vault
+
+    vault = make_vault(tmp_path / "project" / "_dream_context", n_docs=1)
+    gate = ["embed", "dedup", "--vault", str(vault), "--title", "x", "--if-present", "--json"]
+
+    def reason(model_dir) -> str:
+        monkeypatch.setenv("DREAMDB_MODEL_DIR", str(model_dir))
+        capsys.readouterr()
+        assert main(gate) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert out["verdict"] == "SKIPPED", out
+        return out["reason"]
+
+    unset = "(unset DREAMDB_MODEL_DIR to use the model of the default folder"
+    no_tokenizer = tmp_path / "m1"
+    no_tokenizer.mkdir()
+    (no_tokenizer / "model.onnx").write_bytes(b"a graph whose tokenizer.json is gone")
+    for folder, why in ((no_tokenizer, f"tokenizer.json missing in {no_tokenizer}"),
+                        (tmp_path / "m2", f"no model directory at {tmp_path / 'm2'}"),
+                        (no_tokenizer / "model.onnx", f"{no_tokenizer / 'model.onnx'} is a file, not a model"
+                                                       " directory")):
+        said = reason(folder)
+        assert said.startswith(f"no embedding model in DREAMDB_MODEL_DIR: {why} {unset}"), said
+        assert why == locate.missing_reason(folder)  # (model status's and recall's words)
+    # a model file that is there as something else than a file is said to be that, not "missing"
+    odd = tmp_path / "m3"
+    odd.mkdir()
+    (odd / "tokenizer.json").write_text("{}")
+    (odd / "model.onnx").mkdir()
+    assert reason(odd).startswith(f"no embedding model in DREAMDB_MODEL_DIR: {odd / 'model.onnx'} is a folder, not a"
+                                  f" file {unset}"), reason(odd)
+    (odd / "model.onnx").rmdir()
+    if os.path.exists("/dev/zero"):
+        (odd / "model.onnx").symlink_to("/dev/zero")
+        assert locate.missing_reason(odd) == f"{odd / 'model.onnx'} is a link to a device (/dev/zero), not a file"
+        (odd / "model.onnx").unlink()
+    (odd / "model.onnx").symlink_to(odd / "gone.onnx")
+    assert locate.missing_reason(odd) == f"{odd / 'model.onnx'} is a link to {odd / 'gone.onnx'}, which does not exist"
+    (odd / "model.onnx").unlink()
+    assert locate.missing_reason(odd) == f"model.onnx missing in {odd}"
+    if hasattr(os, "mkfifo"):
+        (odd / "tokenizer.json").unlink()
+        os.mkfifo(odd / "tokenizer.json")
+        assert locate.missing_reason(odd) == f"{odd / 'tokenizer.json'} is a FIFO (named pipe), not a file"
+        assert locate.model_status()["reason"] == locate.missing_reason(odd)
+    # the default folder (no variable) says what it lacks too
+    monkeypatch.delenv("DREAMDB_MODEL_DIR")
+    monkeypatch.setattr(locate, "default_model_dir", lambda: no_tokenizer)
+    capsys.readouterr()
+    assert main(gate) == 0
+    assert json.loads(capsys.readouterr().out)["reason"] == ("no embedding model installed: tokenizer.json missing in"
+                                                             f" {no_tokenizer}")
+
+
+@pytest.mark.skipif(not __import__("dreamdb.store.connect", fromlist=["x"]).CAN_LOAD_EXTENSIONS,
+                    reason="the SQLite driver cannot load sqlite-vec")
+def test_documents_a_running_refresh_has_not_embedded_yet_are_said_to_wait_for_it(tmp_path):
+    """QA round 152-B F3b: while another process did the first refresh of an index, the gate said REVIEW "it was
+    compared in part (edited since the last refresh…)" and "23 indexed documents compared in part or as chunked by
+    an older chunker: run `dreamdb embed refresh`…", of notes nobody had edited. With a refresh under way the reason
+    and the note say it is, and to run the gate again once it is done."""
+    import threading
+
+    from filelock import FileLock
+
+    from dreamdb.embeddings import store
+    from tests.test_embed_store import HashEmbedder, make_vault
+
+    emb = HashEmbedder("test-hash-running")
+    vault = make_vault(tmp_path / "project" / "_dream_context", n_docs=3)
+    doc = vault / "knowledge" / "doc0.md"
+    with dreamdb.open(vault) as index:
+        assert index.refresh_embeddings(embedder=emb).embedded == 6
+        doc.write_text(doc.read_text(encoding="utf-8") + "\n# Part C\n\nThe submarine reactor cools the turbines.\n",
+                       encoding="utf-8")
+        index.sync()
+        store.chunk_pending_documents(index.conn)  # (its new chunk has no vector yet: doc0 is compared in part)
+        text = doc.read_text(encoding="utf-8")
+        edited = dedup(index, emb, title="Doc 0", content=text, log=False)
+        assert edited.verdict == "REVIEW" and edited.documents_outdated == 1, edited.as_dict()
+        assert edited.reason.endswith("in it: it was compared in part (edited since the last refresh: `dreamdb embed"
+                                      " refresh` embeds the rest), or the candidate adds text; knowledge/doc0 has this"
+                                      " title"), edited.reason
+        assert edited.notes() == ["1 indexed document compared in part or as chunked by an older chunker: run"
+                                  " `dreamdb embed refresh` to compare them as they are now."]
+        held, done = threading.Event(), threading.Event()
+
+        def other_refresh() -> None:  # (another process's embed refresh under way)
+            with FileLock(str(vault / ".dreamdb" / store.LOCK_FILE_NAME)):
+                held.set()
+                done.wait(30)
+
+        holder = threading.Thread(target=other_refresh)
+        holder.start()
+        try:
+            assert held.wait(10)
+            running = dedup(index, emb, title="Doc 0", content=text, log=False)
+        finally:
+            done.set()
+            holder.join(10)
+        assert running.verdict == "REVIEW", running.as_dict()
+        assert running.reason.endswith("in it: it was compared in part (another dreamdb process is refreshing the"
+                                       " embeddings now, and the rest of it has no vectors yet: run this again once"
+                                       " it is done), or the candidate adds text; knowledge/doc0 has this title"), \
+            running.reason
+        assert "edited" not in running.reason
+        assert running.refresh_running and not edited.refresh_running
+        assert running.notes() == ["1 indexed document compared in part or as chunked by an older chunker: another"
+                                   " dreamdb process is refreshing the embeddings now; run this again once it is done"
+                                   " to compare them as they are now."]
+        running.documents_not_compared = 2
+        assert running.notes()[0].startswith("2 indexed documents not compared (no vectors for the model yet); 1 ")
+
+
 @pytest.mark.model
 def test_if_present_skips_at_once_on_an_index_another_process_builds_for_the_first_time(tiny_vault, model_dir,
                                                                                        monkeypatch, capsys):

@@ -614,8 +614,15 @@ def _skip_reason(vault):
     from dreamdb.embeddings.locate import find_model_dir
 
     model_dir = find_model_dir()
-    if model_dir is None:
-        return None, "no embedding model installed"
+    if model_dir is None:  # (what is missing, where, as recall's note and embed status say it: QA round 152-B F3)
+        from dreamdb.embeddings.locate import install_hint, missing_reason, model_dir_candidate
+
+        chosen, origin = model_dir_candidate()
+        why = missing_reason(chosen) or f"no model in {chosen}"
+        if origin != "env":
+            return None, f"no embedding model installed: {why}"
+        hint = install_hint()
+        return None, f"no embedding model in DREAMDB_MODEL_DIR: {why} ({hint[:1].lower()}{hint[1:]})"
     from dreamdb.embeddings.locate import install_mismatch, read_provenance, replaced_hint
 
     try:  # (its size, then its hash, hashed for its id anyway: QA round 147-C F2)

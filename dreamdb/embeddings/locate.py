@@ -62,10 +62,41 @@ def missing_reason(d: Path) -> str | None:
     if not d.is_dir():
         return f"no model directory at {d}"
     if not (d / TOKENIZER_FILE).is_file():
-        return f"{TOKENIZER_FILE} missing in {d}"
+        return _not_a_file(d / TOKENIZER_FILE) or f"{TOKENIZER_FILE} missing in {d}"
     if resolve_model_files(d) is None:
+        for rel in MODEL_FILE_CANDIDATES:  # (the first one there that is no file, said as what it is)
+            other = _not_a_file(d / rel)
+            if other:
+                return other
         return f"{MODEL_FILE} missing in {d}"
     return None
+
+
+def _not_a_file(p: Path) -> str | None:
+    """What ``p``, a model file's place holding no regular file, is instead (a folder, a FIFO, a device, a link to
+    nothing), as :func:`missing_reason` says it; ``None`` when nothing is there (QA round 152-B F3: a ``model.onnx``
+    folder, a FIFO ``tokenizer.json`` or a link to ``/dev/zero`` was said to be missing)."""
+    import stat
+
+    try:
+        mode = os.stat(p).st_mode
+    except OSError:
+        if os.path.islink(p):
+            return f"{p} is a link to {os.readlink(p)}, which does not exist"
+        return None
+    if stat.S_ISDIR(mode):
+        kind = "a folder"
+    elif stat.S_ISFIFO(mode):
+        kind = "a FIFO (named pipe)"
+    elif stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        kind = "a device"
+    elif stat.S_ISSOCK(mode):
+        kind = "a socket"
+    else:
+        return None
+    if os.path.islink(p):
+        return f"{p} is a link to {kind} ({os.readlink(p)}), not a file"
+    return f"{p} is {kind}, not a file"
 
 
 def install_hint() -> str:
