@@ -178,6 +178,28 @@ def _marked_token_re() -> re.Pattern:
     return re.compile(f"(?:[^\\W_]|[{MARK_CLASS}])+")
 
 
+@lru_cache(maxsize=1)
+def _marks() -> frozenset[str]:
+    """The characters of :data:`dreamdb.unicode_marks.MARK_CLASS` (made on the first text with a code point from
+    U+0300 up; ≈ 0.3 ms). A set, not a regex: searching text for MARK_CLASS, ~300 ranges tried per character, cost
+    more than reading its words with it, and a class of the BMP's marks alone, looked up in one table, takes ≈ 7 ms
+    to compile, paid by a recall whose snippet holds a dash."""
+    from dreamdb.unicode_marks import MARK_CLASS
+
+    chars, i = [], 0
+    while i < len(MARK_CLASS):  # (single characters and ranges a-b, no escapes)
+        first = MARK_CLASS[i]
+        last, i = (MARK_CLASS[i + 2], i + 3) if MARK_CLASS[i + 1:i + 2] == "-" else (first, i + 1)
+        chars.extend(map(chr, range(ord(first), ord(last) + 1)))
+    return frozenset(chars)
+
+
+def _holds_mark(text: str) -> bool:
+    """Whether ``text`` holds a character of :data:`dreamdb.unicode_marks.MARK_CLASS`, read among its code points
+    from U+0300 up (an em dash, an arrow: few in most text)."""
+    return not _marks().isdisjoint(_FROM_FIRST_MARK_RE.findall(text))
+
+
 
 
 _APOSTROPHE_SUFFIX_RE = re.compile(r"['\u2019\u02bc](?<=[^\W_]['\u2019\u02bc]|[#+]['\u2019\u02bc])([^\W\d_]{1,16})(?![^\W_])")
@@ -487,8 +509,9 @@ def tokens(text: str, *, data_dropped: bool = False) -> list[str]:
     after an apostrophe (:data:`_APOSTROPHE_SUFFIX`: ``API'nin`` is ``API``) and without runs of encoded
     data (:func:`drop_data`: base64, JSON Web Tokens).
 
-    Text without a code point from U+0300 up cannot hold a mark and takes the plain pattern: the
-    marked one, a class of ~300 ranges tried per character, costs ~4× as much on a Turkish question.
+    Text without a combining mark takes the plain pattern, which reads the same words there: the marked one, a
+    class of ~300 ranges tried per character, costs ~4× as much on a Turkish question, and ~4.5× on the real vault's
+    notes that hold a dash or an arrow (:func:`token_pattern`).
     """
     if not data_dropped:
         text = drop_data(text)
@@ -499,11 +522,14 @@ def tokens(text: str, *, data_dropped: bool = False) -> list[str]:
 
 def token_pattern(text: str) -> re.Pattern:
     """The pattern of :func:`tokens`' words (one or more of their characters) for already normalised ``text``:
-    letters and digits (``[^\\W_]``), and where ``text`` holds a code point from U+0300 up, the combining marks
-    inside a word too (:data:`dreamdb.unicode_marks.MARK_CLASS`: the virama of क्षत्रिय, Thai vowel signs). What
-    reads a word of the text elsewhere (a snippet's word, :mod:`dreamdb.ranking.snippet`) takes it from here, so
-    it ends the word where the index did."""
-    if text.isascii() or _FROM_FIRST_MARK_RE.search(text) is None:
+    letters and digits (``[^\\W_]``), and where ``text`` holds a combining mark, the combining marks inside a word
+    too (:data:`dreamdb.unicode_marks.MARK_CLASS`: the virama of क्षत्रिय, Thai vowel signs). What reads a word of
+    the text elsewhere (a snippet's word, :mod:`dreamdb.ranking.snippet`) takes it from here, so it ends the word
+    where the index did. Text with no mark takes the plain pattern, whose words there are the marked one's: text
+    below U+0300, and text whose code points from there up (an em dash, an arrow) are no mark (:func:`_holds_mark`);
+    the marked one read the real vault's notes ≈ 4.5× as slowly, most of them holding a dash (QA round 152-A F4:
+    ``sync --check`` reads every document's words to compare its language)."""
+    if text.isascii() or _FROM_FIRST_MARK_RE.search(text) is None or not _holds_mark(text):
         return _TOKEN_RE
     return _marked_token_re()
 

@@ -1943,9 +1943,10 @@ class Index:
         (:func:`dreamdb.store.texts.stored_text_problems`: bytes overwritten inside a note's text pass
         integrity_check; ≈ 15 ms on the real vault's index, QA rounds 150-D F1, 150-I F1), every stored vector
         read once through sqlite-vec (:func:`_vector_problems`), and, with ``files``, the rest of every document's row
-        (its status, type, path, level, flags, supersedes: no hash covers them) against what the parser gives for its
-        file, where the file is unchanged since the sync (:func:`dreamdb.store.texts.file_problems`: ≈ 0.12 s more
-        for the real vault, which it reads and parses whole; QA round 151-A F4). ``sync(check=True)`` compares the
+        (its status, type, path, level, flags, supersedes, position in its file and language flag: no hash covers
+        them) and its tag rows against what the parser gives for its file, where the file is unchanged since the sync
+        (:func:`dreamdb.store.texts.file_problems`: ≈ 0.35 s more for the real vault, which it reads and parses whole
+        and whose every document's words it reads; QA rounds 151-A F4, 152-A F4). ``sync(check=True)`` compares the
         files when it reads them all again (``reread``, its default).
 
         Raises:

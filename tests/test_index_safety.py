@@ -3883,6 +3883,51 @@ def test_sync_check_finds_a_status_its_file_does_not_give_and_rebuilds(tiny_vaul
         assert "knowledge/alpha: source_path" in index.check()[0]
 
 
+def test_sync_check_finds_tag_rows_a_language_flag_and_an_ordinal_their_file_does_not_give(tiny_vault):
+    """QA round 152-A F4: a note's tag rows (``document_tags``, what ``--tags`` reads) and its language flag
+    (``documents.turkish``, the analysis a query in that language reads it by) overwritten passed `sync --check`
+    ("index checked: ok"; ``recall --tags process`` then said no document has the tag), as did a document's position
+    in its file (``ordinal``, by which recall orders the changelog's corrections of one date). Each is compared with
+    what the file, unchanged since the sync, gives."""
+    write_doc(tiny_vault, "knowledge/release-checklist.md",
+              "---\ntitle: Release checklist\ntags: [process, Release, '#ship']\n---\nsteps before a release\n")
+    write_doc(tiny_vault, "knowledge/uyku-borcu.md",
+              "---\ntitle: Uyku borcu nasıl hesaplanır\ntags: [uyku]\n---\nHer oturum bir miktar uyku borcu"
+              " bırakır ve borç sıfırlanır.\n")
+    write_doc(tiny_vault, "core/CHANGELOG.json", json.dumps([
+        {"date": "2026-03-01", "type": "fix", "scope": "s", "description": f"entry {i}"} for i in range(3)]))
+    with dreamdb.open(tiny_vault) as index:
+        index.sync()
+        assert index.check() == []
+        rows = dict(index.conn.execute("SELECT doc_id, turkish FROM documents WHERE type = 'knowledge'"))
+        assert rows == {"knowledge/release-checklist": 0, "knowledge/uyku-borcu": 1}
+        assert index.conn.execute("SELECT group_concat(tag, ' ') FROM (SELECT tag FROM document_tags g JOIN documents d"
+                                  " ON d.id = g.doc WHERE d.doc_id = 'knowledge/release-checklist' ORDER BY tag)"
+                                  ).fetchone()[0] == "process release ship"
+        said = "documents: 1 document(s) differ from what their file, unchanged since the sync, gives ({})"
+        for sql, found in (("UPDATE document_tags SET tag = 'procesx' WHERE tag = 'process'",
+                            "knowledge/release-checklist: document_tags"),
+                           ("DELETE FROM document_tags WHERE tag = 'ship'", "knowledge/release-checklist: document_tags"),
+                           ("INSERT INTO document_tags (tag, doc) SELECT 'secret', id FROM documents"
+                            " WHERE doc_id = 'knowledge/uyku-borcu'", "knowledge/uyku-borcu: document_tags"),
+                           ("UPDATE documents SET turkish = 0 WHERE doc_id = 'knowledge/uyku-borcu'",
+                            "knowledge/uyku-borcu: turkish"),
+                           ("UPDATE documents SET turkish = 1 WHERE doc_id = 'knowledge/release-checklist'",
+                            "knowledge/release-checklist: turkish"),
+                           ("UPDATE documents SET ordinal = 7 WHERE ordinal = 2 AND type = 'changelog'",
+                            "changelog/2026-03-01-s-3: ordinal")):
+            index.conn.execute(sql)
+            assert index.check() == [said.format(found)], sql
+            report = index.sync(check=True)
+            assert report.rebuilt and any(said.format(found) in w for w in report.warnings), (sql, report.warnings)
+            assert index.check() == [], sql
+        index.conn.execute("UPDATE documents SET ordinal = 2 - ordinal WHERE type = 'changelog'")  # (two swapped)
+        problems = index.check()
+        assert len(problems) == 1 and "2 document(s) differ" in problems[0] and ": ordinal" in problems[0], problems
+        assert index.sync(check=True).rebuilt and index.check() == []
+        assert [h.doc_id for h in index.recall("release", tags=["process"])] == ["knowledge/release-checklist"]
+
+
 def test_the_file_check_finds_no_damage_where_the_sync_changed_a_row_after_the_parse(tiny_vault):
     """QA round 151-A F4: no false alarm: same-named notes (numbered ids), a note moved unchanged to another folder
     of its type (its row's path updated, not parsed again), changelog entries renumbered by a newer date, memory
