@@ -2213,7 +2213,10 @@ class Index:
     def rebuild(self, reason: str) -> SyncReport:
         """Delete the index and rebuild it from the vault (for damage found outside this object, e.g. by
         ``dreamdb sql``'s own read-only connection, or on a caller's own grounds); ``reason`` goes into the report's
-        warnings, as a request: "index at … rebuilt from the vault on request (``reason``)".
+        warnings, as a request: "index at … rebuilt from the vault on request (``reason``)". An index file that opening
+        it finds damaged (unreadable, or not dreamdb's) is replaced there first, as by every other method: its warning
+        ("index at … was unreadable (…); rebuilt from the vault") comes before the request's (QA round 152-A F8: a
+        file of garbage was said only to have been rebuilt on request, the damage told nowhere).
 
         Raises:
             UsageError: ``reason`` is not a non-empty string.
@@ -2224,6 +2227,10 @@ class Index:
         if not isinstance(reason, str) or not reason.strip():  # (QA round 75 F11: None was reported as the reason)
             raise UsageError(f"reason must be a non-empty string saying why the index is rebuilt, got {reason!r}")
         self._vault_still_here()  # (as every other method says it: QA round 90-A F5, "cannot be replaced")
+        with suppress(IndexUnavailable):  # (opened as sync(check=True) opens it: damage found there is told, its
+            # warning waiting in self.warnings; QA round 152-A F8. An index that cannot be opened is the rebuild's to
+            # replace, or to say why it cannot)
+            self._replaced_on_open()
         self._conn = self._rebuild(_Requested(reason))  # (worded as asked: QA round 151-C F3, "was unreadable")
         return self.sync()
 

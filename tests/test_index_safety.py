@@ -815,6 +815,27 @@ def test_check_reports_an_unreadable_index_and_its_rebuild(example_vault, auto_s
         assert ix.take_notes() == [] and ix.status()["documents"] == documents
 
 
+@pytest.mark.parametrize("auto_sync", [True, False])
+def test_a_rebuild_asked_for_on_an_unreadable_index_says_it_was_unreadable(example_vault, auto_sync):
+    """QA round 152-A F8: ``rebuild(reason)`` on an index file found unreadable when opened warned only "rebuilt from
+    the vault on request (…)", and nothing else said the file had been damaged, where ``sync(check=True)``, ``sync
+    --force``, status, recall and list all say it "was unreadable (file is not a database)". The open's warning comes
+    first, then the request's."""
+    with dreamdb.open(example_vault) as ix:
+        ix.sync()
+        documents = ix.status()["documents"]
+        path = ix.index_path
+    path.write_bytes(b"garbage\n" * 512)
+    with dreamdb.open(example_vault, auto_sync=auto_sync) as ix:
+        report = ix.rebuild("asked")
+        assert report.warnings == [f"index at {path} was unreadable (Cannot open the index at {path}: file is not a"
+                                   f" database); rebuilt from the vault",
+                                   f"index at {path} rebuilt from the vault on request (asked)"], report.warnings
+        assert report.rebuilt and report.documents == documents
+        assert ix.take_notes() == [] and ix.warnings == []
+        assert ix.rebuild("again").warnings == [f"index at {path} rebuilt from the vault on request (again)"]
+
+
 def test_a_vault_moved_with_its_index_is_not_indexed_again_without_auto_sync(example_vault, tmp_path):
     """QA round 132-B F3: a vault folder renamed, its index moved with it, keeps its index (the sync an index recording
     another vault gets finds nothing to change) and records its new place, so that the next open syncs nothing."""
