@@ -1953,6 +1953,9 @@ class Index:
             LockTimeout: the index had to be opened (made, or migrated) while another connection held its write lock
                 past ``lock_timeout_ms``; :class:`~dreamdb.errors.FirstBuildElsewhere` when that connection is making
                 it for the first time (QA round 148-E F1).
+            VaultNotFound: the vault folder is gone (moved or deleted since the Index was opened), as from
+                :meth:`sync`, :meth:`recall`, :meth:`status` and :meth:`rebuild` (QA round 152-A F11: the vault deleted
+                with its index, ``[]`` was returned, read from the open connection's deleted file).
 
         An index file that opening it for this check found damaged (unreadable, or not dreamdb's) is replaced there,
         before any check can read it: its problem is returned, and the new index is synced from the vault as a read
@@ -1960,6 +1963,7 @@ class Index:
         rebuild told only by the next sync's warnings).
         """
         flags(files=files)
+        self._vault_still_here()
         replaced = self._replaced_on_open()
         if replaced is not None:
             self._sync_rebuilt_index()

@@ -2847,6 +2847,27 @@ def test_without_auto_sync_a_gone_vault_is_gone_at_every_read(example_vault, how
     index.close()
 
 
+@pytest.mark.parametrize("auto_sync", [True, False])
+def test_check_of_a_vault_deleted_with_its_index_says_the_vault_is_gone(example_vault, auto_sync):
+    """QA round 152-A F11: ``Index.check()`` after the whole vault and its index were deleted returned ``[]``, a
+    clean index (read from the open connection's deleted file), while recall, status and rebuild on the same Index
+    raised VaultNotFound. check raises it too, ``files`` or not; once the vault is back it checks again."""
+    from dreamdb.errors import VaultNotFound
+
+    index = dreamdb.open(example_vault, auto_sync=auto_sync)
+    index.sync()
+    assert index.check() == []
+    kept = example_vault.parent.parent / "kept"
+    shutil.copytree(example_vault.parent, kept)
+    shutil.rmtree(example_vault.parent)  # (the project: the vault and its .dreamdb/index.db)
+    for call in (index.check, lambda: index.check(files=False), lambda: index.recall("sleep"), index.status):
+        with pytest.raises(VaultNotFound, match=f"The vault folder {example_vault} is gone"):
+            call()
+    kept.rename(example_vault.parent)
+    assert index.check() == [] and index.recall("sleep")
+    index.close()
+
+
 def test_without_auto_sync_the_index_own_writes_are_said_to_be_unsynced(example_vault):
     """QA round 147-E F2: with auto_sync=False an Index's own delete was still recalled (its path gone) and its own
     remember not found, without a word. The index still answers as it was until sync() (the documented behaviour),
