@@ -748,6 +748,65 @@ def test_another_vaults_index_copied_over_is_synced_without_auto_sync(example_va
         assert [d["doc_id"] for d in fresh.list_documents()] == ids
 
 
+_BACKUP_API = r"""
+import sqlite3, sys
+src, dst = (sqlite3.connect(p) for p in sys.argv[1:3])
+src.backup(dst)  # (sqlite3's .backup and .restore: the pages copied through the destination's connection)
+src.close(); dst.close()
+"""
+
+
+def _backup(source, destination) -> None:
+    """Copy ``source`` into ``destination`` with SQLite's backup API, in another process (its own POSIX locks)."""
+    subprocess.run([sys.executable, "-c", _BACKUP_API, str(source), str(destination)], check=True, timeout=60)
+
+
+@pytest.mark.parametrize("engine", ["memory", "sql"])
+def test_an_older_copy_restored_with_the_backup_api_is_read_as_restored(tiny_vault, tmp_path, engine):
+    """QA round 152-C F1: a copy of the index restored into the file with SQLite's backup API (sqlite3's ``.restore``:
+    written through a connection, into the WAL), then synced once by the read, had the generation count the
+    in-memory engine was loaded at (and the same document count and average length): a long-lived Index answered
+    from its caches for good, the note's old words found and its new ones not, its sync and warm() finding nothing
+    to do. Each generation now has a random token: the restored state is loaded, and answers as a new process."""
+    note = tiny_vault / "knowledge" / "n1.md"
+    when = time.time() - 1000
+
+    def edit(word):  # (same length: same average; an older time each edit, so that no file is racily clean)
+        nonlocal when
+        write_doc(tiny_vault, "knowledge/n1.md", f"---\ntitle: Note one\n---\nThe {word} word here.\n")
+        when += 100
+        os.utime(note, (when, when))
+
+    edit("alphaqq")
+    write_doc(tiny_vault, "knowledge/n2.md", "---\ntitle: Note two\n---\nSomething else entirely here.\n")
+    os.utime(tiny_vault / "knowledge" / "n2.md", (when, when))
+    ix = dreamdb.open(tiny_vault, engine=engine)
+    assert _top(ix, "alphaqq") == ["knowledge/n1"]
+    snapshot = tmp_path / "snapshot.db"
+    _backup(ix.index_path, snapshot)
+    edit("betaqqq")
+    for _ in range(4):
+        assert _top(ix, "betaqqq") == ["knowledge/n1"]
+    ix.warm()
+    edit("gammaqq")
+    _backup(snapshot, ix.index_path)  # (.restore: the snapshot's generation, one less than the loaded one)
+    assert [(h.doc_id, h.snippet) for h in ix.recall("gammaqq")] == [("knowledge/n1", "The gammaqq word here.")]
+    assert ix.recall("betaqqq") == [] and ix.recall("alphaqq") == []
+    # another vault's first index (generation 1, as the loaded state of a fresh Index) restored over this one's
+    ix.close()
+    edit("deltaqq")
+    ix = dreamdb.open(tiny_vault, engine=engine, index_path=tmp_path / "live.db")
+    assert _top(ix, "deltaqq") == ["knowledge/n1"]
+    ix.warm()  # (every posting in memory: the vocabulary too, which a term read from the index found new)
+    edit("epsilon")
+    other = tmp_path / "other.db"
+    with dreamdb.open(tiny_vault, index_path=other) as o:
+        o.sync()
+    _backup(other, ix.index_path)  # (the read's sync finds the vault as it is: nothing written)
+    assert _top(ix, "epsilon") == ["knowledge/n1"] and ix.recall("deltaqq") == []
+    ix.close()
+
+
 def _scramble_pages(index_path, *, in_place: bool = False) -> None:
     """Overwrite 100 bytes of every page of the index file but its first (QA round 151-C: its schema unreadable),
     in place or through a new file moved over it."""

@@ -154,8 +154,13 @@ class MemoryEngine:
 
     # -- loading ------------------------------------------------------------------
     def _current_generation(self):
+        """The key of the index state the caches are loaded from: the sync's generation count and random token (no
+        other state of any index has it: a count and corpus statistics alone were met again by an older copy restored
+        into the file and synced once; QA round 152-C F1), and the corpus statistics (an index of an older dreamdb
+        has no token until its next sync that changes a document). Read when the change probe moved: ≈ 12 µs."""
         row = self.conn.execute(
-            "SELECT (SELECT value FROM meta WHERE key = 'generation'), n_docs, avg_len FROM corpus_stats WHERE id = 1"
+            "SELECT (SELECT value FROM meta WHERE key = 'generation'), (SELECT value FROM meta WHERE key ="
+            " 'generation_token'), n_docs, avg_len FROM corpus_stats WHERE id = 1"
         ).fetchone()
         return row if row is not None else corpus_stats(self.conn)  # raises: the index is damaged
 

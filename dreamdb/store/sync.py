@@ -837,6 +837,10 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
         # stats again (read again and found the same, as racily clean files are) changed no document
         conn.execute("INSERT INTO meta (key, value) VALUES ('generation', 1) "
                      "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1")
+        # …with a random token no other state of this or any index has: the count alone is no name of the state (QA
+        # round 152-C F1: an older copy restored into the file with SQLite's backup API, then synced once, reached the
+        # count the caches were loaded at, and a long-lived Index answered from them, for good)
+        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('generation_token', ?)", (os.urandom(8).hex(),))
     conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('analyzer_version', ?)", (INDEX_FORMAT,))
     _record_format(conn)
     # last_sync: when a sync last changed the index's documents (when the generation moves): one that only stored a
