@@ -595,6 +595,11 @@ def _serialized(method: _Method) -> _Method:
                                  " waiting for another process's lock)",
                                  hint="Call it after sync/refresh_embeddings returns (keep what the callback needs,"
                                       " and act on it then).")
+            outer = not self._calls  # (a call of the caller's, not one an Index method makes)
+            if outer:
+                self._rebuild_waited = False
+                answered_as_is = self.read_as_is
+            self._calls += 1
             if self._conn is not None:
                 self._follow_index_file()
             if self._conn is not None:
@@ -610,6 +615,8 @@ def _serialized(method: _Method) -> _Method:
                     return method(self, *args, **kwargs)
             except LockTimeout:  # (the next lazy write of the same read does not wait for that lock again)
                 self._lock_met = True
+                if outer and self.read_as_is is not None and self.read_as_is is not answered_as_is:  # (this call's read said it answered: it did not,
+                    self._withdraw_read_as_is()  # QA round 152-C F2)
                 raise
             except ImportError:  # (a part of dreamdb loaded late, from another version pip installed meanwhile:
                 from dreamdb.reinstall import require_same_install  # QA round 122-B F1)
@@ -623,6 +630,7 @@ def _serialized(method: _Method) -> _Method:
                     self.close()
                 raise
             finally:
+                self._calls -= 1
                 if self._conn is not None and self._conn.total_changes != self._seen_changes:
                     self._note_own_writes()
 
@@ -646,6 +654,7 @@ def _after_fork_in_child() -> None:
     for index in list(_OPEN_INDEXES):
         index._lock = RLock()
         index._in_callback = False
+        index._calls = 0  # (another thread's call under way at the fork goes on in the parent only)
         if index._conn is not None:
             # (kept, with the engine that reads through it, and pinned for good: nothing of the parent's is closed or
             # freed in the child, where a destructor may wait on a lock or thread of the parent's, at the child's exit
@@ -756,6 +765,8 @@ class Index:
         self._writes_synced = 0  # …and how many of them the last sync() began after (_note_unsynced_writes)
         self._lock = RLock()
         self._in_callback = False  # a caller's progress/wait callback runs (see _own_callback)
+        self._calls = 0  # the methods under way (_serialized: 1 in a call of the caller's, more in its own calls)
+        self._rebuild_waited = False  # this call waited for another process's rebuild of a damaged index (_rebuild_lock)
         self._memory = None
         self._filters_cache: dict = {}
         self._embedder = None
@@ -1573,20 +1584,25 @@ class Index:
         (:meth:`_replace_index`; QA round 92 F1: two rebuilders checked the file before either deleted it). Where the
         lock file cannot be made (a read-only folder: no rebuild there either), none is held.
 
+        A call waits for it once: met again in the same call (the read's sync met the damage, then the read, or a
+        snippet), it is only tried (QA round 152-C F2: a recall waited twice the lock timeout).
+
         Raises:
-            LockTimeout: another process rebuilt for longer than ``lock_timeout_ms``.
+            RebuildElsewhere: another process rebuilt for longer than ``lock_timeout_ms`` (a LockTimeout).
         """
         from filelock import Timeout
 
-        from dreamdb.errors import LockTimeout
+        from dreamdb.errors import RebuildElsewhere
 
         # (0600 whatever the umask, as the index: QA round 151-D F1)
-        lock = config.private_file_lock(f"{self.index_path}.rebuild.lock", timeout=self.lock_timeout_ms / 1000)
+        lock = config.private_file_lock(f"{self.index_path}.rebuild.lock",
+                                        timeout=0 if self._rebuild_waited else self.lock_timeout_ms / 1000)
         try:
             lock.acquire()
         except Timeout as exc:
-            raise LockTimeout(f"Another process has been rebuilding the index at {self.index_path} for more than"
-                              f" {self.lock_timeout_ms / 1000:g} s.", hint="Retry once it is done.") from exc
+            self._rebuild_waited = True
+            raise RebuildElsewhere(f"Another process has been rebuilding the index at {self.index_path} for more than"
+                                   f" {self.lock_timeout_ms / 1000:g} s.", hint="Retry once it is done.") from exc
         except OSError:
             lock = None
         try:
@@ -2245,7 +2261,9 @@ class Index:
         embedding refresh elsewhere must not stall every recall). An index that another process is
         building for the first time holds nothing to answer from: the read waits for that build, up to
         ``lock_timeout_ms`` in all, then raises :class:`~dreamdb.errors.LockTimeout` (exit 5). An index that cannot be written (a
-        read-only or immutable file, a full disk) is read as it is, with a note saying why.
+        read-only or immutable file, a full disk) is read as it is, with a note saying why. A damaged index that
+        another process is rebuilding is waited for up to ``lock_timeout_ms``, once a call, and never read as it is:
+        :class:`~dreamdb.errors.RebuildElsewhere`.
 
         Args:
             check: first run :meth:`check`, as ``sync(check=True)`` does (``embed dedup``: its vectors must not be
@@ -2257,12 +2275,14 @@ class Index:
                 has nothing to compare with until then, QA round 146-A F2).
 
         Raises:
+            RebuildElsewhere: the index is damaged, and another process has been rebuilding it for ``lock_timeout_ms``
+                (a :class:`~dreamdb.errors.LockTimeout`, exit 5).
             FirstBuildElsewhere: another process is building the index for the first time (a
                 :class:`~dreamdb.errors.LockTimeout`, exit 5), and has not finished within ``lock_timeout_ms``.
             UsageError: ``check`` or ``wait_for_first_build`` not a bool (``"no"`` would read as true: QA round 151-C
                 F4).
         """
-        from dreamdb.errors import FirstBuildElsewhere, LockTimeout
+        from dreamdb.errors import FirstBuildElsewhere, LockTimeout, RebuildElsewhere
 
         flags(check=check, wait_for_first_build=wait_for_first_build)
         self._updating_elsewhere = self._lock_met = False
@@ -2282,8 +2302,8 @@ class Index:
             try:
                 with self._short_lock_wait():
                     self.notes.extend(_few_warnings(self.sync(progress=self.sync_progress).warnings))
-            except LockTimeout:
-                if not self._first_build_elsewhere():
+            except LockTimeout as exc:
+                if isinstance(exc, RebuildElsewhere) or not self._first_build_elsewhere():
                     raise
                 if not wait_for_first_build:
                     raise _building_elsewhere() from None
@@ -2293,8 +2313,8 @@ class Index:
                 with self._short_lock_wait(self.lock_timeout_ms - LAZY_SYNC_LOCK_WAIT_MS):
                     self.notes.extend(_few_warnings(self.sync(progress=self.sync_progress).warnings))
         except LockTimeout as exc:
-            if isinstance(exc, FirstBuildElsewhere):
-                raise
+            if isinstance(exc, (FirstBuildElsewhere, RebuildElsewhere)):  # (a damaged index, being rebuilt elsewhere:
+                raise  # no index to answer from, and not waited for twice; QA round 152-C F2)
             if building:  # still building: no answer rather than an empty one (QA round 50)
                 raise FirstBuildElsewhere(
                     f"Another dreamdb process (or another open Index of this process) is building this vault's index"
@@ -2321,6 +2341,15 @@ class Index:
             self._answered_as_is(f"the index could not be updated ({exc.__cause__}); answered from the index as it is "
                                  f"(vault edits since its last sync may be missing{self._read_only_caveats()})."
                                  f" {exc.hint or ''}".rstrip())
+
+    def _withdraw_read_as_is(self) -> None:
+        """Take :attr:`read_as_is`'s note back from :attr:`notes` (the read did not answer after all: it raised), the
+        last one of that text (an earlier read's stays)."""
+        for i in range(len(self.notes) - 1, -1, -1):
+            if self.notes[i] == self.read_as_is:
+                del self.notes[i]
+                break
+        self.read_as_is = None
 
     def _answered_as_is(self, note: str) -> None:
         """Add ``note`` (the read answers from the index as it is: its sync could not run) to :attr:`notes`, and keep

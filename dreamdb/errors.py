@@ -146,6 +146,11 @@ class FirstBuildElsewhere(LockTimeout):
     yet): there is nothing to answer from. Exit 5."""
 
 
+class RebuildElsewhere(LockTimeout):
+    """The index was found damaged while another process rebuilds it (it holds ``<index>.rebuild.lock``), for longer
+    than the lock timeout: the damaged index is no index to answer from. Exit 5."""
+
+
 class WriteRefused(DreamdbError):
     """A vault write was refused to protect the user's data (invalid JSON, slug outside the vault…). Exit 6."""
 

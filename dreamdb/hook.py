@@ -1335,7 +1335,7 @@ def _start_build(vault: Path, index_path: Path, build_log: Path) -> int | None:
 
 def _recall_block(prompt: str, cwd: str | None) -> str:
     from dreamdb.api import WAL_NOT_FOLDED, Index, index_unwritable
-    from dreamdb.errors import IndexUnavailable, LockTimeout, VaultNotFound
+    from dreamdb.errors import IndexUnavailable, LockTimeout, RebuildElsewhere, VaultNotFound
     from dreamdb.store.connect import read_without_memory_map
     from dreamdb.vault.discover import find_vault
 
@@ -1401,7 +1401,9 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
                 if "rebuilt from the vault" in warning or "version of dreamdb (index format" in warning \
                         or warning.startswith(WAL_NOT_FOLDED):
                     _log(f"{vault}: {warning}")  # (the vault named: one log for every project, QA round 132-E F3)
-        except LockTimeout:
+        except LockTimeout as exc:
+            if isinstance(exc, RebuildElsewhere):  # (damaged, rebuilt by another process: nothing to recall from, and
+                raise  # the recall would wait for that rebuild again; QA round 152-C F2)
             _log(f"{vault}: index locked by another writer; recalled from the index as it is")
         except IndexUnavailable as exc:
             # read-only, or a write that a full disk stopped (QA rounds 48, 50): the index as it is still answers

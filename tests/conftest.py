@@ -306,6 +306,31 @@ def held_by_another_process(index_path, *, exclusive: bool):
 
 
 @contextlib.contextmanager
+def damaged_and_rebuilt_elsewhere(index_path):
+    """The index (synced, closed) damaged where every sync and read meets it (its ``corpus_stats`` page overwritten),
+    while another process holds its rebuild lock (``<index>.rebuild.lock``, as a process rebuilding it does) until
+    the block ends."""
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(index_path)) as conn:
+        page = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'corpus_stats'").fetchone()[0]
+        size = conn.execute("PRAGMA page_size").fetchone()[0]
+    with open(index_path, "r+b") as f:
+        f.seek((page - 1) * size)
+        f.write(b"\xff" * size)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import fcntl, os, sys, time\n"
+         "fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600); fcntl.flock(fd, fcntl.LOCK_EX)\n"
+         "print('held', flush=True); time.sleep(60)\n", f"{index_path}.rebuild.lock"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        yield
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+@contextlib.contextmanager
 def small_file_system(folder: Path, options: str):
     """A tmpfs mounted on ``folder`` with mount ``options`` (``size=8m,nr_inodes=64``), unmounted afterwards; the
     test is skipped where this process may not mount one (not root, or a container without CAP_SYS_ADMIN)."""

@@ -2434,6 +2434,30 @@ def test_an_index_deleted_during_a_prompt_is_said_so_not_no_hit(project, tmp_pat
     assert "the index was deleted or replaced during this prompt; nothing printed" in said and "no hit" not in said, said
 
 
+def test_a_damaged_index_another_process_rebuilds_is_waited_for_once_by_the_hook(project, tmp_path, monkeypatch):
+    """QA round 152-C F2: the hook waited for the rebuild lock of a damaged index twice, its 1.5 s each (its own sync
+    met the damage, then its recall): 3.5 s, its log saying it recalled from the index as it is. Now once: its log says
+    another process is rebuilding the index, nothing printed."""
+    import dreamdb
+    from dreamdb import hook as H
+    from dreamdb.errors import RebuildElsewhere
+    from tests.conftest import damaged_and_rebuilt_elsewhere
+
+    log = tmp_path / "h.log"
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(log))
+    with dreamdb.open(project / "_dream_context") as ix:
+        ix.sync()
+        index_path = ix.index_path
+    write_doc(project / "_dream_context", "knowledge/new-note.md", "---\ntitle: New note\n---\nnew words\n")  # (synced)
+    with damaged_and_rebuilt_elsewhere(index_path):
+        began = time.monotonic()
+        with pytest.raises(RebuildElsewhere):  # (run() logs it: "…; nothing printed")
+            H._recall_block("how is sleep debt computed", str(project))
+        waited = time.monotonic() - began
+    assert 1.4 < waited < 2.6, waited  # (one wait of H.LOCK_WAIT_MS: two were 3 s and more)
+    assert "as it is" not in (log.read_text() if log.exists() else ""), log.read_text()
+
+
 def test_the_hook_logs_a_rebuild_of_another_versions_index(project, tmp_path):
     """QA round 101-A F5: the hook (often an older install's) rebuilt an index a newer dreamdb had written without a
     word in its log, so the back and forth between two versions was silent on its side."""

@@ -21,7 +21,8 @@ import dreamdb
 from dreamdb import config
 from dreamdb.errors import IndexUnavailable, UsageError
 from dreamdb.store import connect as db
-from tests.conftest import ROOT, held_by_another_process, needs_real_vault, small_file_system, write_doc
+from tests.conftest import (ROOT, damaged_and_rebuilt_elsewhere, held_by_another_process, needs_real_vault,
+                            small_file_system, write_doc)
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "_dream_context"
 
@@ -804,6 +805,56 @@ def test_an_older_copy_restored_with_the_backup_api_is_read_as_restored(tiny_vau
         o.sync()
     _backup(other, ix.index_path)  # (the read's sync finds the vault as it is: nothing written)
     assert _top(ix, "epsilon") == ["knowledge/n1"] and ix.recall("deltaqq") == []
+    ix.close()
+
+
+@pytest.mark.parametrize("call", ["recall", "status", "list_documents"])
+def test_a_damaged_index_another_process_rebuilds_is_waited_for_once(example_vault, call):
+    """QA round 152-C F2: a read of a damaged index whose rebuild lock another process held waited for that lock twice
+    (its sync met the damage, then the read): 4.2 s with a 2 s lock timeout (the CLI's recall and status: 20.4 s, the
+    documented wait being 10 s), and its notes said "answered from the index as it is" beside the LockTimeout. Now one
+    wait, then RebuildElsewhere (a LockTimeout: exit 5), and no such note."""
+    from dreamdb.errors import LockTimeout, RebuildElsewhere
+
+    with dreamdb.open(example_vault) as ix:
+        ix.sync()
+        index_path = ix.index_path
+    with damaged_and_rebuilt_elsewhere(index_path):
+        ix = dreamdb.open(example_vault, lock_timeout_ms=1000)
+        began = time.monotonic()
+        with pytest.raises(RebuildElsewhere) as err:
+            getattr(ix, call)(*(["sleep debt"] if call == "recall" else []))
+        waited = time.monotonic() - began
+        notes = ix.take_notes()
+        ix.close()
+    assert isinstance(err.value, LockTimeout) and err.value.exit_code == 5
+    assert "rebuilding the index" in err.value.message and "for more than 1 s" in err.value.message
+    assert 0.9 < waited < 1.8, waited  # (one wait of 1 s: two were 2 s and more)
+    assert not any("as it is" in note for note in notes), notes
+
+
+def test_a_read_whose_sync_answered_as_is_takes_the_note_back_when_it_raises(example_vault, monkeypatch):
+    """QA round 152-C F2: the note that a read answered from the index as it is (its sync met another process's lock)
+    stayed in ``notes`` when the read then raised LockTimeout; it is taken back (a note of an earlier call stays)."""
+    from dreamdb.api import Index
+    from dreamdb.errors import LockTimeout, RebuildElsewhere
+
+    ix = dreamdb.open(example_vault, lock_timeout_ms=1000)
+    ix.sync()
+    write_doc(example_vault, "knowledge/new-note.md", "---\ntitle: New note\n---\nwritten while the index is held\n")
+    with held_by_another_process(ix.index_path, exclusive=False):
+        assert _top(ix, "sleep debt")[0] == "feature/sleep-consolidation"
+        earlier = ix.read_as_is
+        assert earlier is not None and "answered from the index as it is" in earlier and earlier in ix.notes
+
+        def damaged_and_rebuilt_elsewhere(self):  # (the read itself meets a damage another process rebuilds)
+            raise RebuildElsewhere("Another process has been rebuilding the index for more than 1 s.")
+
+        monkeypatch.setattr(Index, "_vocabulary", damaged_and_rebuilt_elsewhere)
+        with pytest.raises(LockTimeout):
+            ix.recall("sleep debt")
+    notes = list(ix.notes)
+    assert ix.read_as_is is None and notes.count(earlier) == 1, notes  # (the earlier read's, kept; this one's gone)
     ix.close()
 
 
