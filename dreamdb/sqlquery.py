@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 import time
+from json.encoder import encode_basestring, encode_basestring_ascii
 from pathlib import Path
 from typing import NamedTuple
 
+from dreamdb import output
 from dreamdb.errors import DreamdbError, DriverError, IndexDamaged, UsageError
 from dreamdb.store import connect as db
 
@@ -27,10 +29,14 @@ class QueryTimeout(DreamdbError):
 
 MAX_RESULT_BYTES = 128 * 2**20
 """Bytes of result data ``dreamdb sql`` holds before it cuts a result, whatever the rows, counted by :func:`result_size`:
-a cell's bytes (text in UTF-8, a BLOB's; 8 a number or NULL) and :data:`CELL_OVERHEAD` more, and :data:`ROW_OVERHEAD`
-and the column names' bytes (:func:`names_size`: JSON repeats them in every row) a row. A result is held in memory before it is printed, at up to 9 times that size (a BLOB's hex in JSON; 2,000,000
-rows of one integer, 7 times, 1.26 GB as JSON or a table), so a query of three 1 GB BLOBs asked for about 27 GB (QA
-round 115-C F3). The largest cell SQLite makes is 1 GB (``SQLITE_MAX_LENGTH``), and a row is read whole before it is
+a cell's bytes as the output format writes them (:func:`cell_size`: JSON's escapes, CSV's quotes, a BLOB's hex; 8 a
+number or NULL) and :data:`CELL_OVERHEAD` more, and :data:`ROW_OVERHEAD` and the column names' bytes
+(:func:`names_size`: JSON repeats them in every row) a row; a table's cells are padded to their column's widest
+(:func:`table_cell_size`, counted by :func:`_fetch`). A result is held in memory before it is printed, at up to about
+9 times that size (2,000,000 rows of one integer, 7 times, 1.26 GB as JSON or a table), so a query of three 1 GB
+BLOBs asked for about 27 GB (QA round 115-C F3); text that JSON escapes (a control character, 1 byte, is 6: ``\\u0001``)
+was counted in UTF-8, and 10,000 of them in each of 13,315 rows made 800 MB of JSON and 2.4 GB resident (QA round
+152-A F5). The largest cell SQLite makes is 1 GB (``SQLITE_MAX_LENGTH``), and a row is read whole before it is
 counted (:func:`_fetch`): a row of large values can take a few GB beyond the cap (QA round 151-G F1)."""
 
 CELL_OVERHEAD = 24
@@ -45,27 +51,71 @@ _ENCODE_PIECE = 2**20
 """Characters of non-ASCII text encoded at once to count its UTF-8 bytes (a 1 GB cell is not copied whole)."""
 
 
-def result_size(row: tuple, names: int = 0) -> int:
-    """What one result row counts toward :data:`MAX_RESULT_BYTES`, in bytes: per cell its data (a ``str`` in UTF-8, a
-    ``bytes``'s length, 8 anything else) plus :data:`CELL_OVERHEAD`, plus :data:`ROW_OVERHEAD` for the row, plus
-    ``names``: the bytes of the result's column names (:func:`names_size`), which JSON writes again in every row. ASCII
-    text costs no encoding (``str.isascii`` is a flag); other text is encoded a piece at a time."""
+FORMATS = ("json", "csv", "table")
+"""The output formats :func:`cell_size` counts a cell for (``None``: the value as it is held, text in UTF-8)."""
+
+
+def result_size(row: tuple, names: int = 0, fmt: str | None = None, *, terminal: bool = False) -> int:
+    """What one result row counts toward :data:`MAX_RESULT_BYTES`, in bytes: per cell its data as ``fmt`` writes it
+    (:func:`cell_size`) plus :data:`CELL_OVERHEAD`, plus :data:`ROW_OVERHEAD` for the row, plus ``names``: the bytes
+    of the result's column names (:func:`names_size`), which JSON writes again in every row. ``terminal``: CSV is
+    written to a terminal (its control characters shown as pictures)."""
     size = ROW_OVERHEAD + CELL_OVERHEAD * len(row) + names
     for v in row:
-        if isinstance(v, str):
-            size += _utf8_size(v)
-        elif isinstance(v, (bytes, bytearray, memoryview)):
-            size += len(v)
-        else:
-            size += 8
+        size += cell_size(v, fmt, terminal=terminal) if isinstance(v, (str, bytes, bytearray, memoryview)) else 8
     return size
 
 
-def names_size(columns: list[str]) -> int:
-    """The UTF-8 bytes of ``columns``' names as JSON keys (:func:`unique_names`): what each row of the result counts
-    for them toward :data:`MAX_RESULT_BYTES` (QA round 151-G F2: a column named by 100,000 characters, not counted,
-    made a 200 MB JSON of 2,000 rows of one integer, 619 MB resident)."""
-    return sum(_utf8_size(name) for name in unique_names(columns))
+def cell_size(v, fmt: str | None = None, *, terminal: bool = False) -> int:
+    """The bytes of the cell ``v`` as the output format ``fmt`` writes it, and at least as held (QA round 152-A F5:
+    text was counted in UTF-8, where JSON writes a control character as 6 bytes, a tag character as 12):
+
+    - text: ``"json"`` as :func:`dreamdb.output.to_json` writes it (``json.dumps``' escapes, then those of
+      :func:`dreamdb.output.escape_for_json`; every character past ASCII escaped under
+      :data:`dreamdb.output.ASCII_JSON`), ``"csv"`` as :func:`csv_text` does (a quote doubled, a cell quoted, the
+      hidden characters escaped, with ``terminal`` the control characters shown), ``"table"`` and ``None`` in
+      UTF-8 (the row holds the whole value; the table shows 80 characters of it);
+    - a BLOB: ``"json"`` and ``"csv"`` its hex (2 bytes a byte), else its length;
+    - anything else (a number, NULL): 8.
+
+    ASCII text without a control character costs a few scans (``str.isascii`` is a flag); other text is escaped a
+    piece at a time, as the output does it."""
+    if isinstance(v, str):
+        if fmt == "json":
+            return _json_size(v)
+        if fmt == "csv":
+            return _csv_size(v, terminal)
+        return _utf8_size(v)
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        n = v.nbytes if isinstance(v, memoryview) else len(v)
+        return 2 * n if fmt in ("json", "csv") else n
+    return 8
+
+
+def names_size(columns: list[str], fmt: str | None = None) -> int:
+    """The bytes of ``columns``' names as JSON keys (:func:`unique_names`; escaped as JSON escapes them with ``fmt``
+    ``"json"``, else in UTF-8): what each row of the result counts for them toward :data:`MAX_RESULT_BYTES` (QA round
+    151-G F2: a column named by 100,000 characters, not counted, made a 200 MB JSON of 2,000 rows of one integer, 619
+    MB resident; QA round 152-A F5: one named by 10,000 control characters, 60,000 bytes of JSON a row, counted 10,000)."""
+    return sum(_json_size(name) if fmt == "json" else _utf8_size(name) for name in unique_names(columns))
+
+
+def table_cell_size(v) -> int:
+    """The bytes of the cell ``v`` as ``dreamdb sql``'s table shows it, before its padding: text cut at 80 characters,
+    its control and hidden characters made visible (``␛``, ``<U+2028>``), a BLOB as ``<N bytes>``, a number as
+    ``str`` writes it, NULL as nothing. The table pads every cell to its column's widest (QA round 152-A F5: one cell
+    of 80 U+2028 in each of three columns made 1,065,214 rows of 'a' 1.4 GB of table, 6.5 GB resident)."""
+    if v is None:
+        return 0
+    if isinstance(v, str):
+        if len(v) <= 80 and v.isascii() and v.isprintable():
+            return len(v)
+        return _utf8_size(output.visible_field(output.clip(v, 80, cut=77)))  # (as the CLI's _cell, then output.table, show it)
+    if isinstance(v, bytes):
+        return len(f"<{len(v)} bytes>")
+    if isinstance(v, int) and -9_999_999 <= v <= 99_999_999:
+        return 8  # (8 at most, as the cell counts it: no str() of every integer)
+    return len(str(v))
 
 
 def _utf8_size(v: str) -> int:
@@ -74,6 +124,69 @@ def _utf8_size(v: str) -> int:
         return len(v)
     # (QA round 145-D F3: len() counted 35,000,000 emoji as 35 MB; they are 140 MB in UTF-8)
     return sum(len(v[i:i + _ENCODE_PIECE].encode("utf-8", "surrogatepass")) for i in range(0, len(v), _ENCODE_PIECE))
+
+
+def _pieces(v: str):
+    return (v[i:i + _ENCODE_PIECE] for i in range(0, len(v), _ENCODE_PIECE))
+
+
+def _json_size(v: str) -> int:
+    """The bytes of the text ``v`` inside JSON's quotes as :func:`dreamdb.output.to_json` writes it: ``json.dumps``'
+    escapes (``\\"``, ``\\n``, ``\\u0001``; with :data:`dreamdb.output.ASCII_JSON`, ``\\u00e9`` and the 12 bytes of
+    a surrogate pair past U+FFFF), then :func:`dreamdb.output.escape_for_json`'s (DEL and the C1 controls, hidden
+    characters, bidirectional marks, lone surrogates; DEL counted as escaped, as it is in JSON that holds a character
+    past ASCII). Counted a piece at a time (a run of hidden characters across two pieces may count a few bytes short)
+    from the text's UTF-8 bytes, where ``json.dumps``' escapes are of ASCII characters: a byte table
+    (``bytes.translate``) leaves those to count, and text with no character that ``escape_for_json`` could change
+    (:data:`_SUSPECT_BYTES`: Latin and Turkish letters, accents) is not escaped to be counted."""
+    if len(v) > _ENCODE_PIECE:
+        return sum(map(_json_piece_size, _pieces(v)))
+    return _json_piece_size(v)
+
+
+_PLAIN_BYTES = bytes(c for c in range(0x20, 0x100) if c not in b'"\\\x7f')
+"""The UTF-8 bytes ``json.dumps`` writes as they are: every byte but the C0 controls, DEL, ``"`` and ``\\``."""
+_SHORT_ESCAPED = b'"\\\b\f\n\r\t'
+"""The characters ``json.dumps`` escapes in 2 bytes (``\\"``, ``\\n`` …); the other C0 controls (and DEL) take 6."""
+_SUSPECT_BYTES = bytes([0xC2, *range(0xCD, 0x100)])
+"""The UTF-8 lead bytes of the characters :func:`dreamdb.output.escape_for_json` may change, and more: U+0080–U+00BF
+(the C1 controls, the soft hyphen) and U+0340 on (U+034F, the combining grapheme joiner, and every hidden character,
+variation selector, bidirectional mark and lone surrogate)."""
+_NOT_SUSPECT = bytes(c for c in range(0x100) if c not in _SUSPECT_BYTES)
+
+
+def _json_piece_size(p: str) -> int:
+    if output.ASCII_JSON and not p.isascii():
+        return len(encode_basestring_ascii(p)) - 2
+    b = p.encode("utf-8", "surrogatepass")
+    special = b.translate(None, _PLAIN_BYTES)  # (the C0 controls, DEL, " and \ alone: usually nothing)
+    size = len(b) + 5 * len(special) - 4 * sum(map(special.count, _SHORT_ESCAPED)) if special else len(b)
+    if p.isascii() or not b.translate(None, _NOT_SUSPECT):
+        return size
+    return len(output.escape_for_json(encode_basestring(p)).encode("utf-8", "surrogatepass")) - 2
+
+
+def _csv_size(v: str, terminal: bool) -> int:
+    """The bytes of the text ``v`` as a cell of :func:`csv_text`: its quotes doubled and 2 for the quotes around it
+    (counted for any text holding a quote, a comma, a line break or, past the fast path, anything else), the
+    hidden characters escaped (:func:`dreamdb.output.escape_smuggling`) and, with ``terminal``, the control
+    characters shown (:func:`dreamdb.output.show_controls`), a piece at a time."""
+    quotes = v.count('"')
+    if v.isascii() and v.isprintable():
+        return len(v) + quotes + (2 if quotes or "," in v else 0)
+    if v.isascii() and not terminal:  # (no hidden character is ASCII; a control character is kept as it is)
+        return len(v) + quotes + 2
+    return quotes + 2 + sum(_csv_piece_size(p, terminal) for p in _pieces(v))
+
+
+def _csv_piece_size(p: str, terminal: bool) -> int:
+    if terminal:
+        p = output.show_controls(p)
+    else:
+        b = p.encode("utf-8", "surrogatepass")
+        if not b.translate(None, _NOT_SUSPECT):  # (nothing escape_smuggling escapes: one quick scan)
+            return len(b)
+    return _utf8_size(output.escape_smuggling(p))
 
 
 class SqlResult(NamedTuple):
@@ -89,7 +202,7 @@ class SqlResult(NamedTuple):
 
 
 def run_readonly(index_path: Path, query: str, *, max_rows: int = DEFAULT_MAX_ROWS,
-                 timeout_s: float = DEFAULT_TIMEOUT_S) -> SqlResult:
+                 timeout_s: float = DEFAULT_TIMEOUT_S, fmt: str | None = None, terminal: bool = False) -> SqlResult:
     """Run one SQL statement on a read-only connection with sqlite-vec loaded (when possible).
 
     Args:
@@ -97,6 +210,8 @@ def run_readonly(index_path: Path, query: str, *, max_rows: int = DEFAULT_MAX_RO
         query: one SQL statement; trailing semicolons, whitespace and comments are allowed.
         max_rows: keep at most this many rows (0 = no limit); ``truncated`` says when more were left.
         timeout_s: stop the statement after this many seconds of running and fetching (0 = no limit).
+        fmt: the output format the rows are for (``"json"``, ``"csv"``, ``"table"``; ``None``: none), whose bytes
+            count toward :data:`MAX_RESULT_BYTES` (:func:`cell_size`); ``terminal``: CSV for a terminal.
 
     Returns:
         :class:`SqlResult`; a result past :data:`MAX_RESULT_BYTES` is cut there (``cut_by="max_bytes"``).
@@ -152,7 +267,8 @@ def run_readonly(index_path: Path, query: str, *, max_rows: int = DEFAULT_MAX_RO
             try:
                 cur = conn.execute(query)
                 columns = [d[0] for d in cur.description or []]
-                rows, cut_by = _fetch(cur, max_rows, names_size(columns))
+                rows, cut_by = _fetch(cur, max_rows, names_size(columns, fmt), fmt, terminal=terminal,
+                                      columns=columns)
             except db.DatabaseError as exc:  # OperationalError included
                 if interrupted:
                     raise KeyboardInterrupt from None
@@ -199,16 +315,22 @@ def run_readonly(index_path: Path, query: str, *, max_rows: int = DEFAULT_MAX_RO
         conn.close()
 
 
-def _fetch(cur, max_rows: int, names: int = 0) -> tuple[list[tuple], str | None]:
-    """The rows of ``cur``: at most ``max_rows`` (0 = no limit) and :data:`MAX_RESULT_BYTES` (:func:`result_size`, each
-    row counting ``names``, the bytes of the column names), and what cut them (``"max_rows"``, ``"max_bytes"``,
-    ``None``).
+def _fetch(cur, max_rows: int, names: int = 0, fmt: str | None = None, *, terminal: bool = False,
+           columns: list[str] = ()) -> tuple[list[tuple], str | None]:
+    """The rows of ``cur``: at most ``max_rows`` (0 = no limit) and :data:`MAX_RESULT_BYTES` (:func:`result_size` in
+    the output format ``fmt``, each row counting ``names``, the bytes of the column names), and what cut them
+    (``"max_rows"``, ``"max_bytes"``, ``None``). For the table (``fmt`` ``"table"``), every row counts too what its
+    cells are padded past 8 bytes to their column's widest cell or header (:func:`table_cell_size`; ``columns``
+    the names): a cell of 80 characters made every row of its column 80 wide.
 
     Raises:
         UsageError: the first row alone holds more than :data:`MAX_RESULT_BYTES`.
     """
     rows: list[tuple] = []
     size = 0
+    table = fmt == "table"
+    widths = [table_cell_size(name) for name in columns] if table else []
+    padding = sum(max(0, w - 8) for w in widths)  # (bytes past 8 each row's cells are padded to, in all)
     # One row at a time (QA round 116-A F2: a batch of 1,000 rows of 1 MB was fetched for --max-rows 1, 1.5 GB): no
     # row past either limit is kept, and none past the one that tells the cut is fetched. That one is read whole,
     # though, and so is each row before it is counted: SQLite makes a row's values whole (up to 1 GB each) when it
@@ -219,8 +341,16 @@ def _fetch(cur, max_rows: int, names: int = 0) -> tuple[list[tuple], str | None]
     for row in cur:
         if max_rows and len(rows) >= max_rows:
             return rows, "max_rows"
-        size += result_size(row, names)
-        if size > MAX_RESULT_BYTES:
+        size += result_size(row, names, fmt, terminal=terminal)
+        if table:
+            if len(widths) < len(row):
+                widths += [0] * (len(row) - len(widths))
+            for i, v in enumerate(row):
+                w = table_cell_size(v)
+                if w > widths[i]:
+                    padding += max(0, w - 8) - max(0, widths[i] - 8)
+                    widths[i] = w
+        if size + (len(rows) + 1) * padding > MAX_RESULT_BYTES:
             if not rows:
                 raise UsageError(f"The first row of the result holds more than {MAX_RESULT_BYTES // 2**20} MiB"
                                  f"{' with its column names' if names else ''}; dreamdb sql holds a result in memory "

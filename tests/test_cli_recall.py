@@ -420,7 +420,8 @@ def test_sql_cuts_a_result_past_its_bytes_and_refuses_a_first_row_past_them(exam
     monkeypatch.setattr(sqlquery, "MAX_RESULT_BYTES", 1000)
     assert main(["sync", "--vault", str(example_vault)]) == 0
     capsys.readouterr()
-    rows = "WITH t(n) AS (VALUES (1), (2), (3), (4)) SELECT n, zeroblob(380) AS b FROM t"  # (484 bytes a row counted)
+    # (486 bytes a row counted: the BLOB as the 380 hex digits JSON writes, QA round 152-A F5, and the names n, b)
+    rows = "WITH t(n) AS (VALUES (1), (2), (3), (4)) SELECT n, zeroblob(190) AS b FROM t"
     assert main(["sql", "--vault", str(example_vault), "--no-sync", "--json", rows]) == 0
     out, err = capsys.readouterr()
     data = json.loads(out)
@@ -487,6 +488,60 @@ def test_sql_counts_the_column_names_in_every_row_and_cuts_them_in_a_table(examp
     monkeypatch.setattr(sqlquery, "MAX_RESULT_BYTES", 200)
     assert main(["sql", "--vault", str(example_vault), "--no-sync", query]) == 2
     assert "The first row of the result holds more than 0 MiB with its column names" in capsys.readouterr().err
+
+
+def test_sql_counts_the_bytes_its_output_format_writes(example_vault, capsys, monkeypatch):
+    """QA round 152-A F5: the cap counted text in UTF-8, where JSON writes a control character (1 byte) as 6
+    (``\\u0001``) and a tag character (4) as 12: a column named by 10,000 U+0001, or a value of them, was cut at 13,315
+    rows, 800 MB of JSON and 2.4 GB resident, past the 1.2 GB sql --help gives. A cell counts the bytes its format
+    writes now: JSON's escapes, CSV's doubled quotes, a BLOB's hex, and the table's padding to its column's widest."""
+    import csv
+    import io
+
+    from dreamdb import output, sqlquery
+
+    c, r = sqlquery.CELL_OVERHEAD, sqlquery.ROW_OVERHEAD
+    assert sqlquery.cell_size("\x01" * 10, "json") == 60 and sqlquery.cell_size("\x01" * 10) == 10
+    assert sqlquery.cell_size('a"b\\', "json") == 6 and sqlquery.cell_size("a\nb\x7f", "json") == 10
+    assert sqlquery.cell_size("\U000e0041" * 2, "json") == 24 and sqlquery.cell_size("é", "json") == 2
+    assert sqlquery.cell_size('a"b', "csv") == 6 and sqlquery.cell_size("a,b", "csv") == 5  # ("a""b", "a,b")
+    assert sqlquery.cell_size("ab", "csv") == 2 and sqlquery.cell_size("\U000e0041", "csv") == 14
+    assert sqlquery.cell_size(b"\x00" * 5, "json") == sqlquery.cell_size(b"\x00" * 5, "csv") == 10
+    assert sqlquery.cell_size(b"\x00" * 5, "table") == 5 and sqlquery.cell_size(7, "json") == 8
+    assert sqlquery.names_size(["\x01" * 3, "x"], "json") == 19 and sqlquery.names_size(["\x01" * 3, "x"]) == 4
+    assert sqlquery.result_size(("\x01" * 10, 1), 19, "json") == r + 2 * c + 60 + 8 + 19
+    monkeypatch.setattr(output, "ASCII_JSON", True)  # (stdout that cannot encode Unicode: every é is \\u00e9)
+    assert sqlquery.cell_size("é" * 3, "json") == 18 and sqlquery.cell_size("😀", "json") == 12
+    assert sqlquery.cell_size("\x7f", "json") == 6
+    monkeypatch.setattr(output, "ASCII_JSON", False)
+    monkeypatch.setattr(sqlquery, "_ENCODE_PIECE", 3)  # (escaped a piece at a time: the same count)
+    assert sqlquery.cell_size("\x01é\U000e0041" * 7, "json") == 7 * (6 + 2 + 12)
+    monkeypatch.setattr(sqlquery, "MAX_RESULT_BYTES", 1000)
+    assert main(["sync", "--vault", str(example_vault)]) == 0
+    capsys.readouterr()
+    five = "WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 5) SELECT {} FROM t"
+    # 100 U+0001 a row: 600 bytes of JSON, 673 counted with the row's, the cell's and the name's (100 counted before)
+    query = five.format("replace(hex(zeroblob(50)), '0', char(1)) AS v")
+    assert main(["sql", "--vault", str(example_vault), "--no-sync", "--json", query]) == 0
+    out, err = capsys.readouterr()
+    data = json.loads(out)
+    assert data["rows"] == [{"v": "\x01" * 100}] and data["max_bytes"] == 1000, (out, err)
+    assert out.count("\\u0001") == 100
+    # 100 quotes a row: 202 bytes of CSV ('"' doubled, the cell quoted), 274 counted: 3 rows
+    query = five.format("n, replace(hex(zeroblob(50)), '0', '\"') AS q")
+    assert main(["sql", "--vault", str(example_vault), "--no-sync", "--format", "csv", query]) == 0
+    out, err = capsys.readouterr()
+    assert [row[0] for row in csv.reader(io.StringIO(out))] == ["n", "1", "2", "3"], (out, err)
+    # the table pads every cell to its column's widest: 20 U+2028 (shown as <U+2028>, 160 bytes) in the first row
+    query = five.format("n, CASE n WHEN 1 THEN printf('%.20c', char(8232)) ELSE 'a' END AS w")
+    assert main(["sql", "--vault", str(example_vault), "--no-sync", query]) == 0
+    out, err = capsys.readouterr()
+    lines = out.splitlines()  # rows of 48 + 2 * 24 + 8 + (60 or 1) + 2, and 152 bytes of padding each: 3 rows
+    assert [line.split()[0] for line in lines[2:]] == ["1", "2", "3"] and "<U+2028>" * 20 in lines[2], (out, err)
+    assert "note: showing the first 3 rows" in err, err
+    monkeypatch.setattr(sqlquery, "MAX_RESULT_BYTES", 128 * 2**20)  # (all five, as before)
+    assert main(["sql", "--vault", str(example_vault), "--no-sync", query]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 2 + 5
 
 
 @pytest.mark.parametrize("timeout", [None, "1"])

@@ -326,10 +326,12 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
     rows are held in memory before they are printed (354,000 rows of the
     postings table took 0.8 GB as JSON or a table, 0.13 GB as CSV), so give a
     LIMIT rather than --max-rows 0 for very large results; a result past
-    128 MiB of data is cut there, and said so (a cell counts its bytes, text
-    in UTF-8, and 24 more, a row 48 more and its column names, which JSON
-    repeats in every row: held in memory, about 1.2 GB at most; 2,000,000
-    rows of one integer named x are cut at 1,657,008). One row is read whole
+    128 MiB of data is cut there, and said so (a cell counts the bytes the
+    format writes for it, text with JSON's escapes or CSV's doubled quotes,
+    a BLOB's hex, a table's cells padded to their column's widest, and 24
+    more, a row 48 more and its column names, which JSON repeats in every
+    row: held in memory, about 1.2 GB at most; 2,000,000 rows of one integer
+    named x are cut at 1,657,008). One row is read whole
     before it is counted, though, and so is the row after the last one
     --max-rows keeps (to tell the result was cut): SQLite makes a value of
     up to 1 GB, so a row of large values (zeroblob(1e9), three of them: about
@@ -442,15 +444,18 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
     # "no such table: chunks" came with a hint that listed chunks; QA round 97-B F8)
     read = index.read_path  # (the vault's other index, where this one could not be made: QA round 145-I F1)
     waiting = _note_older_index(read, timeout_s)
+    # (the cap counts the bytes this format writes: QA round 152-A F5, JSON's escapes of control characters were
+    # counted as their UTF-8 bytes, 800 MB of JSON and 2.4 GB resident)
+    shape = {"fmt": "json" if as_json else fmt, "terminal": fmt == "csv" and _stdout_is_terminal()}
     try:
         try:
-            result = run_readonly(read, query, max_rows=max_rows, timeout_s=timeout_s)
+            result = run_readonly(read, query, max_rows=max_rows, timeout_s=timeout_s, **shape)
         except IndexDamaged as exc:
             if no_sync:
                 raise
             report = index.rebuild(exc.message)  # the index is a cache: rebuild it from the vault, then ask again
             say(f"note: the index was damaged; rebuilt from the vault ({report.documents} documents)")
-            result = run_readonly(index.index_path, query, max_rows=max_rows, timeout_s=timeout_s)
+            result = run_readonly(index.index_path, query, max_rows=max_rows, timeout_s=timeout_s, **shape)
     except UsageError as exc:
         _note_waiting_migrations(waiting, exc.message)
         raise
