@@ -82,12 +82,29 @@ def _take_signals(args: list[str]) -> None:
         # `sync --json` killed by SIGTERM exited 143 with nothing on stdout)
 
         _DECIDED = False
-        signal.signal(signal.SIGTERM, _interrupt)
+        take_signal(signal.SIGTERM, _interrupt)
         if writes:
-            signal.signal(signal.SIGINT, _interrupt)
+            take_signal(signal.SIGINT, _interrupt)
         if (writes or hook) and hasattr(signal, "SIGHUP"):  # (its terminal closed: QA round 111-A F5, hook install's
-            signal.signal(signal.SIGHUP, _interrupt)  # trial run went on with no time limit, in a session of its own)
+            take_signal(signal.SIGHUP, _interrupt)  # trial run went on with no time limit, in a session of its own)
         _quiet_swallowed_interrupts()
+
+
+def take_signal(signum, handler):
+    """Handle the signal ``signum`` with ``handler`` (:func:`signal.signal`), unless the process was started with it
+    ignored: a POSIX shell starts a background job (``cmd &`` in a script) with SIGINT ignored, ``nohup`` a command
+    with SIGHUP ignored, and such a process keeps ignoring it throughout (QA round 152-A F6: a write command, and
+    ``sql`` while its query ran, took Ctrl-C's SIGINT as an interruption, exit 130, where Python's own handling left
+    it ignored). The handler that was there, as :func:`signal.signal` returns it.
+
+    Raises:
+        ValueError: not the main thread (as :func:`signal.signal`)."""
+    import signal
+
+    old = signal.getsignal(signum)
+    if old is signal.SIG_IGN:
+        return old
+    return signal.signal(signum, handler)
 
 
 BLAS_THREAD_SETTINGS = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")

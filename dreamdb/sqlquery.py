@@ -558,7 +558,8 @@ def _explain_error(exc: BaseException, query: str, denied: list[str], *, stored_
 
 
 class _sigint_flag:
-    """While active, Ctrl-C appends to ``flag`` instead of raising (main thread only; elsewhere a no-op)."""
+    """While active, Ctrl-C appends to ``flag`` instead of raising (main thread only; elsewhere a no-op; nor where
+    SIGINT is ignored, as in a POSIX background job: it stays ignored, QA round 152-A F6, :func:`dreamdb.entry.take_signal`)."""
 
     def __init__(self, flag: list) -> None:
         self.flag = flag
@@ -567,8 +568,10 @@ class _sigint_flag:
     def __enter__(self):
         import signal
 
+        from dreamdb.entry import take_signal
+
         try:
-            self.old = signal.signal(signal.SIGINT, lambda *_: self.flag.append(1))
+            self.old = take_signal(signal.SIGINT, lambda *_: self.flag.append(1))
         except ValueError:  # not the main thread
             self.old = None
         return self
@@ -576,7 +579,7 @@ class _sigint_flag:
     def __exit__(self, *exc) -> None:
         import signal
 
-        if self.old is not None:
+        if self.old is not None and self.old is not signal.SIG_IGN:
             signal.signal(signal.SIGINT, self.old)
 
 

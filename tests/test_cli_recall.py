@@ -372,7 +372,8 @@ def test_sql_stops_on_ctrl_c(example_vault):
     run_main("sync", "--vault", str(example_vault))
     p = subprocess.Popen([sys.executable, "-m", "dreamdb", "sql", "--vault", str(example_vault),
                           "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # (not ignored: QA 152-A F6)
     time.sleep(3)  # well inside the endless query
     p.send_signal(signal.SIGINT)
     try:
@@ -397,7 +398,8 @@ def test_sql_stops_a_query_of_few_slow_steps(example_vault, stop):
     run_main("sync", "--vault", str(example_vault))
     limit = ["--timeout", "1"] if stop == "timeout" else ["--timeout", "0"]
     p = subprocess.Popen([sys.executable, "-m", "dreamdb", "sql", "--vault", str(example_vault), "--no-sync", *limit,
-                          SLOW_STEPS], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                          SLOW_STEPS], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     if stop == "ctrl-c":
         time.sleep(3)  # inside the query (it takes minutes)
         p.send_signal(signal.SIGINT)

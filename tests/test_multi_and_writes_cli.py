@@ -1521,6 +1521,47 @@ sys.exit(main())
     assert p.stdout.startswith("Remembered as changelog/")
 
 
+_SIGNAL_IGNORED_AT_START = """
+import os, signal, sys
+sig = getattr(signal, sys.argv.pop(1))
+signal.signal(sig, signal.SIG_IGN)  # (as a POSIX shell starts a background job, SIGINT; nohup, SIGHUP)
+from dreamdb import entry
+
+entry._take_signals(["remember", "x"])
+sys.stderr.write(f"handler: {signal.getsignal(sig) is signal.SIG_IGN}\\n")
+inner = entry._main
+
+def signalled(args):  # the ignored signal while the command runs
+    os.kill(os.getpid(), sig)
+    for _ in range(1000):  # (bytecodes for a handler to run in)
+        pass
+    return inner(args)
+
+entry._main = signalled
+sys.argv = ["dreamdb", *sys.argv[1:]]
+sys.exit(entry.main())
+"""
+
+
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGHUP"])
+def test_a_write_command_started_with_a_signal_ignored_keeps_ignoring_it(tmp_path, signame):
+    """QA round 152-A F6: a write command whose SIGINT was ignored when it started (a POSIX background job: ``dreamdb
+    remember … &`` in a script) put its own handler in, and the SIGINT sent to it said "Interrupted.", 130, nothing
+    saved; so did a SIGHUP under ``nohup``. A signal ignored at the start stays ignored."""
+    import signal
+
+    if not hasattr(signal, signame):
+        pytest.skip(f"no {signame} here")
+    v = tmp_path / "_dream_context"
+    shutil.copytree(ROOT / "examples" / "_dream_context", v, ignore=shutil.ignore_patterns(".dreamdb"))
+    p = subprocess.run([sys.executable, "-c", _SIGNAL_IGNORED_AT_START, signame, "remember", "--vault", str(v),
+                        "Saved in the background."], capture_output=True, text=True, timeout=120)
+    assert "handler: True" in p.stderr, p.stderr  # (left ignored by the executable's signal set-up)
+    assert p.returncode == 0 and "Interrupted" not in p.stderr, (p.returncode, p.stderr)
+    assert p.stdout.startswith("Remembered as changelog/"), p.stdout
+    assert "Saved in the background." in (v / "core" / "CHANGELOG.json").read_text(encoding="utf-8")
+
+
 def test_an_interruption_after_the_json_report_adds_no_second_document(tmp_path):
     """QA round 82 F6: `remember --json` interrupted after its report was printed printed a second JSON document,
     `{"interrupted": true, ...}`: stdout held two, and json.loads of it failed."""

@@ -605,6 +605,29 @@ def test_ctrl_c_while_the_json_result_is_written_adds_no_error_object_after_it(v
     assert "Interrupted while the result was written: standard output holds part of it." in err, err
 
 
+def test_sql_started_with_sigint_ignored_keeps_ignoring_it(vault, capsys):
+    """QA round 152-A F6: ``sql`` started with SIGINT ignored (a POSIX background job, ``dreamdb sql … &`` in a script)
+    put its own handler in while the query ran: the SIGINT sent to it then said "Interrupted.", exit 130, while the same
+    signal during the output was ignored. It stays ignored throughout: the query runs to its time limit."""
+    import signal
+    import time
+
+    assert sql(capsys, vault, "SELECT 1")[0] == 0
+    endless = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+    p = subprocess.Popen([sys.executable, "-m", "dreamdb", "sql", "--vault", str(vault), "--no-sync", "--timeout", "3",
+                          endless], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    try:
+        while p.poll() is None:  # (again and again: some while the query runs, however slowly the process starts)
+            p.send_signal(signal.SIGINT)
+            time.sleep(0.2)
+        out, err = p.communicate(timeout=60)
+    finally:
+        p.kill()
+    assert p.returncode == 1 and "The query ran longer than 3 s and was stopped" in err, (p.returncode, err)
+    assert "Interrupted" not in err and out == "", (out, err)
+
+
 def test_ctrl_c_while_sync_waits_for_another_writers_lock_acts_at_once(vault, capsys):
     """QA round 145-J F1: Ctrl-C while ``sync`` waited for another process's write lock (``BEGIN IMMEDIATE`` held
     elsewhere) took effect only after the whole 10 s (rc 130 9.1 s after SIGINT): SQLite's busy wait for ``BEGIN

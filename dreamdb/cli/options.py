@@ -287,17 +287,20 @@ def sigterm_as_interrupt():
     it kept (the write commands and those that sync the index handle SIGTERM for the whole process:
     :func:`dreamdb.entry.changes_files`, :func:`dreamdb.entry.uses_index`). Python
     runs the handler between bytecodes, so it is kept off long calls into C (``dreamdb sql``'s query).
-    Outside the main thread (some test runners) nothing changes.
+    Outside the main thread (some test runners) nothing changes, nor where SIGTERM was ignored when the process
+    started (:func:`dreamdb.entry.take_signal`, QA round 152-A F6).
     """
+    from dreamdb.entry import take_signal
+
     def handler(signum, frame):
         raise KeyboardInterrupt
 
     try:
-        old = signal.signal(signal.SIGTERM, handler)
+        old = take_signal(signal.SIGTERM, handler)
     except ValueError:  # not the main thread
         old = None
     try:
         yield
     finally:
-        if old is not None:
+        if old is not None and old is not signal.SIG_IGN:
             signal.signal(signal.SIGTERM, old)
