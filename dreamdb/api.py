@@ -1471,7 +1471,9 @@ class Index:
         """Refuse an index path that no index can be read from or made at: a folder, a device, pipe or socket, or one
         that cannot be read (a symlink loop too); ``kind`` is :func:`dreamdb.config.index_file_kind`'s (read when not
         given). ``sql --no-sync`` refuses with these words too (QA round 151-G F4: it said "No index yet", and its
-        advice, to run without --no-sync, met this refusal).
+        advice, to run without --no-sync, met this refusal). So is a link at the index path into a folder that does not
+        exist, where no index file can be made (QA round 152-A F7: the sync said "Cannot create the index at
+        …/index.db: No such file or directory", naming the link, and ``sql --no-sync`` sent the user to that sync).
 
         Raises:
             VaultNotFound: the vault itself is gone or cannot be read.
@@ -1479,6 +1481,8 @@ class Index:
         """
         if kind is None:
             kind = config.index_file_kind(self.index_path)
+        if kind == "missing" and os.path.islink(self.index_path):
+            self._check_link_target_folder()
         if kind == "directory":
             raise IndexUnavailable(f"The index path {self.index_path} is a folder, not a file.",
                                    hint=f"Set {self._index_setting} to a file path." if not config.is_default_index_path(
@@ -1504,6 +1508,30 @@ class Index:
                                        " back to itself.", hint=f"Fix the link{self._or_elsewhere()}.")
             raise IndexUnavailable(f"Cannot read the index file {self.index_path}.",
                                    hint=f"Fix its permissions{self._or_elsewhere('a file path you can write')}.")
+
+    def _check_link_target_folder(self) -> None:
+        """Refuse an index path that is a link to a file in a folder that does not exist (the link's target resolved
+        whole, relative and chained links too): creating the index there fails, and the folder to name is the
+        target's, not the link's. Nothing when that folder exists (the index file is made through the link) or a
+        file is on its way (:meth:`_open` says so).
+
+        Raises:
+            IndexUnavailable: as above (exit code 4).
+        """
+        import shlex
+
+        folder = os.path.dirname(os.path.realpath(self.index_path))
+        existing = folder
+        while not os.path.lexists(existing) and os.path.dirname(existing) != existing:
+            existing = os.path.dirname(existing)
+        if existing == folder or not os.path.isdir(existing):
+            return
+        raise IndexUnavailable(f"Cannot create the index at {self.index_path}: it is a link to"
+                               f" {os.readlink(self.index_path)}, and the folder it leads into, {folder}, does not"
+                               " exist.",
+                               hint=f"Create that folder (mkdir -p {shlex.quote(folder)}), or remove the link"
+                                    f" {self.index_path} (dreamdb then makes its own index file there)"
+                                    f"{self._or_elsewhere()}.")
 
     def _foreign_tables(self, kind: str) -> list[str] | None:
         """The tables of another application's SQLite database at the index path, whose header said ``kind``

@@ -454,6 +454,28 @@ def test_no_sync_on_a_folder_or_pipe_in_the_index_s_place_says_what_a_sync_says(
     assert err == sync_err and "Run without --no-sync" not in err, (err, sync_err)
 
 
+@pytest.mark.parametrize("relative", [False, True])
+def test_no_sync_on_a_link_into_a_missing_folder_says_what_a_sync_says(vault, capsys, tmp_path, relative):
+    """QA round 152-A F7: ``sql --no-sync`` with .dreamdb/index.db a link into a folder that does not exist said "No
+    index yet … Run without --no-sync (or dreamdb sync) first", and the sync then said "Cannot create the index at
+    …/index.db: No such file or directory", naming the link. Both name the link's target and its missing folder, and
+    say to create it or remove the link; once the folder is made, the sync makes the index there."""
+    index = vault / ".dreamdb" / "index.db"
+    index.parent.mkdir(exist_ok=True)
+    target = tmp_path / "gone" / "deeper" / "x.db"
+    link = os.path.relpath(target, index.parent) if relative else str(target)
+    index.symlink_to(link)
+    code, out, err = sql(capsys, vault, "--no-sync", "SELECT 1")
+    synced, _out, sync_err = sql(capsys, vault, "SELECT 1")
+    said = (f"Cannot create the index at {index}: it is a link to {link}, and the folder it leads into,"
+            f" {target.parent}, does not exist.")
+    assert code == synced == 4 and said in err.replace("\n", " ") and out == "", err
+    assert f"Hint: Create that folder (mkdir -p {target.parent}), or remove the link {index}" in err, err
+    assert err == sync_err and "No index yet" not in err and "No such file or directory" not in err, (err, sync_err)
+    target.parent.mkdir(parents=True)  # (the fix the hint gives)
+    assert sql(capsys, vault, "SELECT count(*) AS n FROM documents")[0] == 0 and target.is_file()
+
+
 @pytest.mark.parametrize("query, hint", [
     ("SELECT CAST(X'41FF42' AS TEXT)", "select hex(value) or CAST(value AS BLOB) instead"),
     ("SELECT rowid FROM vec_embeddings WHERE embedding MATCH (SELECT embedding FROM vec_embeddings WHERE rowid = -1) "
