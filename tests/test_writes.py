@@ -4723,3 +4723,117 @@ def test_a_note_near_the_systems_path_limit_is_updated_through_a_shorter_tempora
     assert "whose path would pass the system's limit of 4,095 bytes for a path; nothing was changed" in info.value.message
     assert "at least 1 bytes shorter" in info.value.hint
     assert note.read_bytes() == b"old\n" and os.listdir(folder) == ["zz.md"]
+
+
+# ---------------------------------------------------------------- QA round 152-H
+
+
+def _chattr(flag: str, *paths: Path) -> None:
+    """``chattr flag paths`` (``+a``, ``-a``), or skip where this user or file system has no attributes."""
+    import subprocess
+
+    if shutil.which("chattr") is None or subprocess.run(["chattr", flag, *map(str, paths)], capture_output=True).returncode:
+        pytest.skip(f"needs chattr {flag} (root on a file system with attributes)")
+
+
+def _temporaries(*folders: Path) -> list[str]:
+    return [p.name for folder in folders if folder.is_dir() for p in folder.iterdir() if "dreamdb-" in p.name]
+
+
+def test_an_append_only_note_folder_changelog_folder_or_trash_is_refused_before_any_temporary_file(tiny_vault: Path):
+    """QA round 152-H F1: update and remember in an append-only folder (chattr +a) wrote their temporary file, whose
+    rename then failed and whose removal the attribute refused: each retry left a whole copy of the note (or of
+    CHANGELOG.json, or of the trash copy) behind. They are refused before anything is written, as delete is."""
+    note = write_doc(tiny_vault, "knowledge/note.md", "---\ntitle: N\ntags: [a]\n---\nbody\n")
+    changelog = write_doc(tiny_vault, "core/CHANGELOG.json", "[]\n")
+    before = note.read_bytes()
+    knowledge, core, trash = note.parent, changelog.parent, tiny_vault / ".dreamdb" / "trash" / "knowledge"
+    trash.mkdir(parents=True)
+    _chattr("+a", knowledge)
+    try:
+        _chattr("+a", core, trash)
+        cases = [(knowledge, lambda: update(tiny_vault, "note", tags=["t1"])),
+                 (core, lambda: remember(tiny_vault, "an entry", now=NOW)),
+                 (trash, lambda: update(tiny_vault, "note", tags=["t1"]))]
+        for folder, write in cases:
+            if folder != knowledge:
+                _chattr("-a", knowledge)
+            for _ in range(2):
+                with pytest.raises(WriteRefused) as info:
+                    write()
+                assert f"The folder {folder} has the append-only attribute" in info.value.message
+                assert "nothing was changed" in info.value.message and f"chattr -a {folder}" in info.value.hint
+            assert _temporaries(knowledge, core, trash) == []
+            assert os.listdir(trash) == []
+        assert note.read_bytes() == before and changelog.read_text() == "[]\n"
+    finally:
+        _chattr("-a", knowledge, core, trash)
+    update(tiny_vault, "note", tags=["t1"])  # (the attribute gone: written)
+    assert "tags: [t1]" in note.read_text() and len(os.listdir(trash)) == 1
+
+
+def test_a_temporary_file_that_cannot_be_removed_is_named_and_renameat2_eperm_is_a_refusal(tiny_vault: Path,
+                                                                                          monkeypatch):
+    """QA round 152-H F1: a failed write's temporary file whose removal failed was passed over in silence ("nothing
+    was changed", the copy left for good); and renameat2's EPERM (an attribute's refusal) was taken for "no such
+    call", os.replace tried in its place. The file is named; EPERM refuses, unless the call itself is blocked
+    (a seccomp filter: EPERM whatever the names)."""
+    import ctypes
+
+    from dreamdb.writes import files
+
+    note = write_doc(tiny_vault, "knowledge/note.md", "---\ntitle: N\n---\nbody\n")
+    calls: list[tuple[bytes, int]] = []
+
+    def renameat2(olddirfd, old, newdirfd, new, flags, *, blocked=False):
+        calls.append((old, flags))
+        ctypes.set_errno(errno.EPERM if blocked or old else errno.ENOENT)
+        return -1
+
+    replaced: list[str] = []
+    real_replace, real_unlink = os.replace, os.unlink
+
+    def replace(src, dst, **kw):
+        replaced.append(str(dst))
+        return real_replace(src, dst, **kw)
+
+    def unlink(path, **kw):
+        if files.TEMP_MARK in os.path.basename(str(path)):
+            raise PermissionError(errno.EPERM, "Operation not permitted", str(path))
+        return real_unlink(path, **kw)
+
+    monkeypatch.setattr(files, "_RENAMEAT2", [renameat2])
+    monkeypatch.setattr(os, "replace", replace)
+    monkeypatch.setattr(os, "unlink", unlink)
+    with pytest.raises(WriteRefused) as info:
+        files.atomic_write_bytes(note, b"new\n", expect=files.identity(os.stat(note)))
+    monkeypatch.setattr(os, "unlink", real_unlink)
+    left = _temporaries(note.parent)
+    assert len(left) == 1 and calls[0][1] == files._RENAME_EXCHANGE and calls[1] == (b"", 0)
+    assert replaced == []  # (not retried with os.replace)
+    assert info.value.message.startswith(f"Cannot write {note}: ")
+    assert "(Operation not permitted); nothing was changed." in info.value.message
+    assert (f"Its temporary file {note.parent / left[0]} could not be removed (permission denied)"
+            in info.value.message)
+    assert note.read_text() == "---\ntitle: N\n---\nbody\n"
+    (note.parent / left[0]).unlink()
+
+    calls.clear()  # a blocked call (EPERM for any names): no such call, os.replace after the last check
+    monkeypatch.setattr(files, "_RENAMEAT2", [lambda *a: renameat2(*a, blocked=True)])
+    files.atomic_write_bytes(note, b"new\n", expect=files.identity(os.stat(note)))
+    assert note.read_bytes() == b"new\n" and replaced == [str(note)] and _temporaries(note.parent) == []
+
+    # a refusal raised as WriteRefused (FileChanged) names the leftover too
+    checks: list[int] = []
+    real_check = files._check_unchanged
+
+    def check_unchanged(path, expect):  # (another program's write between the temporary file and the rename)
+        checks.append(1)
+        real_check(path, files.ABSENT if len(checks) == 2 else expect)
+
+    monkeypatch.setattr(files, "_check_unchanged", check_unchanged)
+    monkeypatch.setattr(os, "unlink", unlink)
+    with pytest.raises(files.FileChanged) as changed:
+        files.atomic_write_bytes(note, b"newer\n", expect=files.identity(os.stat(note)))
+    monkeypatch.setattr(os, "unlink", real_unlink)
+    assert "could not be removed" in changed.value.message and str(note.parent / _temporaries(note.parent)[0]) in changed.value.message

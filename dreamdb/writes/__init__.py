@@ -37,10 +37,12 @@ markdown document). The rules every one of them follows:
 * **File protection is respected.** A write-protected file (no write bit, or
   no write access) is not replaced, and no file is created, replaced or removed in a
   read-only folder (the vault's, a note's, ``core/``, the trash: no write bit, refused
-  even for root; checked before anything is written, QA round 150-C F1); a replaced file keeps its mode bits and,
-  when the process may set them, its owner and group. A failed write (disk
+  even for root; checked before anything is written, QA round 150-C F1) nor in an append-only one
+  (``chattr +a``: a file can be made there but not replaced or removed; QA round 152-H F1); a replaced file keeps
+  its mode bits and, when the process may set them, its owner and group. A failed write (disk
   full, quota, read-only file system, permission) raises
-  :class:`~dreamdb.errors.WriteRefused` and changes nothing.
+  :class:`~dreamdb.errors.WriteRefused` and changes nothing; a temporary file it then could not remove is named
+  in the message.
 * **Names cannot escape the vault.** A document is named by ``type/slug``, a
   bare slug, the id recall prints (``knowledge/foo-2``), its vault-relative
   path (``knowledge/decisions/foo.md``) or its absolute path (``Hit.path``: read as

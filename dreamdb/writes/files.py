@@ -113,7 +113,9 @@ def refuse_os_errors(path: Path, action: str = "write") -> Iterator[None]:
             dest = getattr(exc, "filename2", None)
             reason, hint = _refusal_cause(Path(where), exc.errno, reason, hint, Path(dest) if dest else None)
         detail = f"{reason} ({exc.strerror})" if reason and exc.strerror else reason or exc.strerror or str(exc)
-        raise WriteRefused(f"Cannot {action} {where}: {detail}; nothing was changed.", hint=hint) from exc
+        left = getattr(exc, "temp_left", None)  # (a temporary file that could not be removed: _note_temp_left)
+        raise WriteRefused(f"Cannot {action} {where}: {detail}; nothing was changed.{' ' + left if left else ''}",
+                           hint=hint) from exc
 
 
 KERNEL_FILE_SYSTEMS = frozenset(("proc", "sysfs", "cgroup", "cgroup2", "debugfs", "tracefs", "securityfs", "configfs",
@@ -521,9 +523,21 @@ def _swap_in(tmp_name: str, path: Path, expect: Identity, keep_old: Path | None 
         err = ctypes.get_errno()
         if err == errno.ENOENT:
             raise _changed(path, "another program removed it")
-    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.EPERM):  # not on this file system, or no such call
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):  # not on this file system, or no such call
         return False
+    if err == errno.EPERM and _call_blocked(fn):  # (a seccomp filter's answer: no such call for this process)
+        return False
+    # (EPERM otherwise is the file system's refusal, an append-only or immutable file or folder: os.replace would get
+    # it too, without the exchange's protection; QA round 152-H F1 saw it taken for "no such call")
     raise OSError(err, os.strerror(err), str(path))
+
+
+def _call_blocked(fn) -> bool:
+    """Whether ``renameat2`` (``fn``) is refused to this process whatever its arguments (a seccomp filter answers
+    EPERM, or ENOSYS, before the kernel looks at a path): a call with empty names, which the kernel answers ENOENT."""
+    import ctypes
+
+    return fn(_AT_FDCWD, b"", _AT_FDCWD, b"", 0) != 0 and ctypes.get_errno() in (errno.EPERM, errno.ENOSYS)
 
 
 def _keep_conflict(tmp_name: str, path: Path) -> str:
@@ -567,7 +581,7 @@ def atomic_write_bytes(path: Path, data: bytes, *, commit: bool | str = False, e
         WriteRefused: the file is write-protected (see :func:`_check_file_writable`), it belongs to another
             user whom the replacement could not be given to, or writing failed: disk full, quota exceeded, read-only file
             system, no permission on the folder (the target is then
-            unchanged and the temporary file removed).
+            unchanged and the temporary file removed; one that cannot be removed is named in the message).
     """
     path = Path(path)
     folder = path.parent
@@ -613,11 +627,33 @@ def atomic_write_bytes(path: Path, data: bytes, *, commit: bool | str = False, e
                     _committed(path, commit if isinstance(commit, str) else None)
         except BaseException as exc:
             if not getattr(exc, "keeps_temp", False):
-                with contextlib.suppress(OSError):
+                try:
                     os.unlink(tmp_name)
+                except FileNotFoundError:
+                    pass
+                except OSError as gone:  # (said, not passed over: QA round 152-H F1, an append-only folder's stayed)
+                    _note_temp_left(exc, tmp_name, gone)
             raise
     _fsync_dir(folder)
     _remove_stale_temp_files(folder)
+
+
+def _note_temp_left(exc: BaseException, tmp_name: str, err: OSError) -> None:
+    """Add to ``exc`` (a failed write's error) that its temporary file ``tmp_name`` could not be removed (``err``),
+    where to find it and that it may go: a :class:`~dreamdb.errors.DreamdbError`'s message says it, an
+    :class:`OSError` carries it for :func:`refuse_os_errors`'s message (``temp_left``), any other gets it as a note."""
+    from dreamdb.errors import DreamdbError
+
+    why = _OS_REASONS.get(err.errno or 0) or err.strerror or str(err)
+    text = (f"Its temporary file {tmp_name} could not be removed ({why}); it holds the data that was not written:"
+            " delete it by hand.")
+    if isinstance(exc, DreamdbError):
+        exc.message = f"{exc.message} {text}"
+        exc.args = (exc.message,)
+    elif isinstance(exc, OSError):
+        exc.temp_left = text
+    else:
+        exc.add_note(text)
 
 
 _SHORT_TEMP_PREFIX = ".~."
@@ -730,7 +766,10 @@ def _check_folder_writable(folder: Path, doing: str, purpose: str = "to remember
     when ``folder`` does not exist yet, the nearest folder above it that does is looked at, where the write would
     create it. Called before anything is written (QA round 150-C F1: as root, a note in a ``chmod 555`` folder was
     updated and deleted, a ``CHANGELOG.json`` made in a 555 ``core/``, copies kept in a 555 trash, where a 555
-    vault folder and a 444 file were refused). One ``stat`` (and one ``access``) per folder looked at.
+    vault folder and a 444 file were refused). A folder with the append-only attribute (``chattr +a``), which
+    ``access`` calls writable, is refused too: a file can be made there but never renamed over another or removed
+    (QA round 152-H F1: each update left a whole copy of the note as a temporary file). One ``stat`` (and one
+    ``access``, and one attribute read of a writable ``folder``) per folder looked at.
 
     Args:
         folder: the folder the write puts a file in or takes one from.
@@ -740,8 +779,8 @@ def _check_folder_writable(folder: Path, doing: str, purpose: str = "to remember
             words: the index folder's, :func:`_index_dir`).
 
     Raises:
-        WriteRefused: that folder is read-only (exit 6); the hint says how to make it writable
-            (:func:`_folder_not_writable`). A folder that cannot be looked at for another reason (a file in the
+        WriteRefused: that folder is read-only or append-only (exit 6); the hint says how to make it writable
+            (:func:`_folder_not_writable`, :func:`_attribute_hint`). A folder that cannot be looked at for another reason (a file in the
             way, no search permission) passes: the write's own error names it.
     """
     current = Path(folder)
@@ -760,8 +799,17 @@ def _check_folder_writable(folder: Path, doing: str, purpose: str = "to remember
         break
     from dreamdb.config import is_writable
 
-    if not stat.S_ISDIR(st.st_mode) or is_writable(current):
+    if not stat.S_ISDIR(st.st_mode):
         return
+    if is_writable(current):
+        # an append-only folder (chattr +a) passes access(W_OK): a file can be made in it, never renamed over another
+        # or removed, so a write's temporary file would stay there for good (QA round 152-H F1). A folder the write
+        # makes is not append-only (ext4 does not pass the attribute on): only ``folder`` itself is looked at.
+        if current != Path(folder) or "append-only" not in (attributes := _attributes(current)):
+            return
+        raise WriteRefused(f"The folder {current} has the {' and '.join(attributes)} attribute: a file can be added"
+                           f" there but not replaced or removed, so dreamdb does not write in it ({doing}); nothing"
+                           " was changed.", hint=_attribute_hint(attributes, current, "write there"))
     why, hint = _folder_not_writable(current, "u+w", purpose)
     raise WriteRefused(f"The folder {current} is read-only ({why}), so dreamdb does not write in it ({doing});"
                        " nothing was changed.", hint=hint)
