@@ -4837,3 +4837,42 @@ def test_a_temporary_file_that_cannot_be_removed_is_named_and_renameat2_eperm_is
         files.atomic_write_bytes(note, b"newer\n", expect=files.identity(os.stat(note)))
     monkeypatch.setattr(os, "unlink", real_unlink)
     assert "could not be removed" in changed.value.message and str(note.parent / _temporaries(note.parent)[0]) in changed.value.message
+
+
+def test_a_comment_inside_an_edited_key_is_not_dropped_in_silence_and_a_refusal_names_comments(tiny_vault: Path):
+    """QA round 152-H F2: comment lines and item comments in a block list (or a value of several lines) were dropped
+    without a word when the key was edited, where the same comment at column 0 refused the edit, blaming "anchors
+    and aliases, explicit ? keys" that were not there. Both refuse now, naming the comment; a one-line key's
+    trailing comment is kept, and a ``#`` that is part of a value (a block scalar's line) is no comment."""
+    m6 = write_doc(tiny_vault, "knowledge/m6.md", "---\ntitle: x\ntags:\n  - a   # why a\n  # b is legacy, keep until"
+                   " 2027\n  - b\nstatus: open\n---\nbody\n")
+    m5 = write_doc(tiny_vault, "knowledge/m5.md", "---\ntitle: x\ntags:\n  - a\n# col0\n  - b\nstatus: open\n---\nbody\n")
+    m4 = write_doc(tiny_vault, "knowledge/m4.md", "---\ntitle: x\ndescription: [first,  # a note on it\n  second]\n"
+                   "status: open\n---\nbody\n")
+    before = {p: p.read_bytes() for p in (m6, m5, m4)}
+    with pytest.raises(WriteRefused) as info:
+        update(tiny_vault, "m6", tags=["a", "b", "c"])
+    assert info.value.message == ("The document's frontmatter has comments in the value of tags ('# why a', …), which"
+                                  " rewriting that value would drop; nothing was written.")
+    assert "move the comments out of the value of tags" in info.value.hint
+    with pytest.raises(WriteRefused) as info:
+        update(tiny_vault, "m4", description="new")  # (a list where text belongs: replaced)
+    assert "has a comment in the value of description ('# a note on it')" in info.value.message
+    with pytest.raises(WriteRefused) as info:
+        update(tiny_vault, "m5", tags=["x"])
+    assert info.value.message == ("The document's frontmatter cannot be edited line by line (a comment line at the"
+                                  " start of a line inside the value of tags), and rewriting it whole would drop its"
+                                  " comments; nothing was written.")
+    assert "anchors" not in info.value.message
+    assert {p: p.read_bytes() for p in (m6, m5, m4)} == before
+    assert not (tiny_vault / ".dreamdb" / "trash" / "knowledge").exists() or not os.listdir(
+        tiny_vault / ".dreamdb" / "trash" / "knowledge")
+
+    # kept or no comment: written as before
+    m7 = write_doc(tiny_vault, "knowledge/m7.md", "---\ntitle: x\ntags: [a, b]  # c\ndescription: |\n  # heading\n"
+                   "  text # not a comment\nstatus: open\n---\nbody\n")
+    update(tiny_vault, "m7", tags=["x", "y"], description="new one")
+    assert m7.read_text() == "---\ntitle: x\ntags: [x, 'y']  # c\ndescription: new one\nstatus: open\n---\nbody\n"
+    m6.write_text("---\ntitle: x\n# tags below\ntags:\n  - a\n  - b\nstatus: open  # s\n---\nbody\n")
+    update(tiny_vault, "m6", tags=["a", "b", "c"])
+    assert m6.read_text() == "---\ntitle: x\n# tags below\ntags:\n  - a\n  - b\n  - c\nstatus: open  # s\n---\nbody\n"

@@ -3,6 +3,7 @@ keys being changed are rewritten, and the result is re-parsed and compared with 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import re
@@ -303,6 +304,88 @@ def _trailing_comment(line: str) -> str:
     return ""
 
 
+def _span_comments(lines: list[str]) -> list[str]:
+    """The comments in a key's lines (:meth:`_Markdown.key_spans`), each as written (``# why a``): comment lines
+    and comments ending a line, told from a ``#`` that is part of the value (in quotes, a block scalar's line) by
+    the key's value being the same without them. ``[]`` when the lines do not read as YAML alone."""
+    import yaml
+
+    if not any("#" in ln for ln in lines):
+        return []
+    try:
+        whole = _load("".join(lines))
+    except (yaml.YAMLError, ValueError, OverflowError, RecursionError):
+        return []
+
+    def same(j: int, replacement: list[str]) -> bool:
+        try:
+            return _load("".join(lines[:j] + replacement + lines[j + 1:])) == whole
+        except (yaml.YAMLError, ValueError, OverflowError, RecursionError):
+            return False
+
+    found: list[str] = []
+    for j, line in enumerate(lines):
+        body = line.rstrip("\r\n")
+        if body.lstrip().startswith("#"):
+            if same(j, []):
+                found.append(body.strip())
+            continue
+        for m in re.finditer(r"[ \t]+#", body):
+            if same(j, [body[:m.start()] + line[len(body):]]):
+                found.append(body[m.start():].strip())
+                break
+    return found
+
+
+def _refuse_dropped_comments(key: str, old: list[str], rendered: list[str]) -> None:
+    """Raise WriteRefused when rewriting ``key``'s lines ``old`` as ``rendered`` would drop a comment of theirs
+    (:func:`_span_comments`): a comment line or an item's comment in a block list, a comment in a value of several
+    lines; a one-line key's trailing comment is kept (:func:`_render_key`). QA round 152-H F2: they were dropped
+    in silence, where a comment line at the start of a line in the value refused the edit."""
+    new = "".join(rendered)
+    lost = [c for c in _span_comments(old) if c not in new]
+    if lost:
+        raise WriteRefused(f"The document's frontmatter has {'a comment' if len(lost) == 1 else 'comments'} in the"
+                           f" value of {key} ({lost[0]!r}{', …' if len(lost) > 1 else ''}), which rewriting that"
+                           " value would drop; nothing was written.",
+                           hint=f"Make that edit by hand, or move the comments out of the value of {key} (to lines"
+                                " of their own above the key), then retry.")
+
+
+def _line_edit_obstacles(lines: list[str]) -> list[str]:
+    """What in the frontmatter ``lines`` keeps a key's line edit from giving the mapping asked for, as the refusal
+    of a whole rewrite says it: a comment line at the start of a line inside a key's value (it ends the lines
+    dreamdb takes for the key), anchors and aliases, YAML tags, explicit ``?`` keys, a flow mapping (``[]`` where
+    none of them is found)."""
+    import yaml
+
+    out: list[str] = []
+    key = None
+    for j, line in enumerate(lines):
+        m = _KEY_RE.match(line)
+        if m:
+            key = m.group("dq") if m.group("dq") is not None else (
+                m.group("sq") if m.group("sq") is not None else m.group("plain"))
+        elif line.startswith("#") and key is not None:
+            nxt = next((ln for ln in lines[j + 1:] if ln.strip() and not ln.startswith("#")), None)
+            if nxt is not None and not _KEY_RE.match(nxt):
+                out.append(f"a comment line at the start of a line inside the value of {key}")
+                break
+    kinds = set()
+    with contextlib.suppress(yaml.YAMLError, RecursionError):
+        for token in yaml.scan("".join(lines)):
+            kinds.add(type(token))
+    if kinds & {yaml.AnchorToken, yaml.AliasToken}:
+        out.append("anchors and aliases")
+    if yaml.TagToken in kinds:
+        out.append("YAML tags (!!…)")
+    if any(ln.lstrip().startswith("? ") or ln.strip() == "?" for ln in lines):
+        out.append("explicit ? keys")
+    if yaml.FlowMappingStartToken in kinds and any(ln.lstrip().startswith("{") for ln in lines):
+        out.append("a flow mapping")
+    return out
+
+
 def _render_key(key: str, value: Any, old: list[str], newline: str) -> list[str]:
     """Render ``key: value`` as frontmatter lines, following the old lines' style; a one-line key
     keeps its trailing comment when its new value is one line too."""
@@ -424,6 +507,7 @@ def _apply_frontmatter(doc: _Markdown, changes: dict[str, Any]) -> None:
         if not isinstance(candidate, dict) or candidate.get(key) != value:
             rendered = [f"{key}: {_scalar(value)}{doc.newline}"]
         if start is not None:
+            _refuse_dropped_comments(key, doc.fm_lines[start:end], rendered)
             doc.fm_lines[start:end] = rendered
         else:
             insert_at = len(doc.fm_lines)
@@ -438,10 +522,15 @@ def _apply_frontmatter(doc: _Markdown, changes: dict[str, Any]) -> None:
     if got != expected or not set(_repeated_keys("".join(doc.fm_lines))) <= set(_repeated_keys("".join(original_lines))):
         # The line edit did not produce the intended mapping: re-dump whole, unless that would drop comments.
         if any(ln.lstrip().startswith("#") or _trailing_comment(ln) for ln in original_lines):
-            raise WriteRefused("The document's frontmatter uses YAML that dreamdb cannot edit line by line "
-                               "(anchors and aliases, explicit ? keys…), and rewriting it whole would drop its "
-                               "comments; nothing was written.",
-                               hint="Make that edit by hand, or remove the comments first.")
+            # (the cause named: QA round 152-H F2 was told of anchors and explicit ? keys it did not have)
+            obstacles = _line_edit_obstacles(original_lines)
+            raise WriteRefused("The document's frontmatter cannot be edited line by line ("
+                               + (", ".join(obstacles) if obstacles else "YAML written in a way dreamdb cannot edit"
+                                  " key by key") + "), and rewriting it whole would drop its comments; nothing was"
+                               " written.",
+                               hint="Make that edit by hand, or move the comments out of the values (to lines of"
+                                    " their own between keys) first." if obstacles[:1] and "comment" in obstacles[0]
+                               else "Make that edit by hand, or remove the comments first.")
         repeated = _repeated_keys("".join(original_lines))
         if repeated:  # (a whole rewrite keeps the last of each, as YAML reads it: QA round 70 B-M1)
             raise WriteRefused(f"The document's frontmatter writes {', '.join(repeated)} more than once, and "
