@@ -4876,3 +4876,34 @@ def test_a_comment_inside_an_edited_key_is_not_dropped_in_silence_and_a_refusal_
     m6.write_text("---\ntitle: x\n# tags below\ntags:\n  - a\n  - b\nstatus: open  # s\n---\nbody\n")
     update(tiny_vault, "m6", tags=["a", "b", "c"])
     assert m6.read_text() == "---\ntitle: x\n# tags below\ntags:\n  - a\n  - b\n  - c\nstatus: open  # s\n---\nbody\n"
+
+
+def test_the_trash_copy_made_without_renameat2_keeps_the_notes_mode_owner_and_extended_attributes(tiny_vault: Path,
+                                                                                                   monkeypatch):
+    """QA round 152-H F3: where renameat2 is missing (macOS, NFS, CIFS, many FUSE file systems) update's copy of the
+    note in the trash was a new file, 0644 and this user's, without the note's extended attributes: moving it back
+    did not undo the update. It is given the note's mode, owner and group (where the process may) and attributes."""
+    from dreamdb.writes import files
+
+    monkeypatch.setattr(files, "_renameat2", lambda: None)
+    note = write_doc(tiny_vault, "knowledge/note.md", "---\ntitle: N\n---\nbody\n")
+    note.chmod(0o640)
+    owner = None
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        owner = (os.geteuid() + 1234, 2345)
+        os.chown(note, *owner)
+    xattr = False
+    with contextlib.suppress(OSError, AttributeError):
+        os.setxattr(note, "user.tag", b"v1")
+        xattr = True
+    kept: list[Path] = []
+    update(tiny_vault, "note", append="more", on_kept=kept.append)
+    st = os.stat(kept[0])
+    assert kept[0].read_text() == "---\ntitle: N\n---\nbody\n" and note.read_text().endswith("body\n\nmore\n")
+    assert st.st_mode & 0o7777 == 0o640 and os.stat(note).st_mode & 0o7777 == 0o640
+    if owner is not None:
+        assert (st.st_uid, st.st_gid) == owner
+    if xattr:
+        assert os.getxattr(kept[0], "user.tag") == b"v1"
+    if owner is None or not xattr:
+        pytest.skip("mode checked; owner needs root, attributes a file system with user.* extended attributes")

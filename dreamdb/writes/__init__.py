@@ -33,7 +33,9 @@ markdown document). The rules every one of them follows:
   ``.dreamdb/trash/<type>/``; :func:`update` first keeps the previous version
   of the file there (``<UTC time>-<name>.before-update.md``, apart from a deleted note's
   ``<UTC time>-<name>.md``; a name too long for the file system is
-  shortened and given a short hash), then replaces it.
+  shortened and given a short hash), then replaces it. That copy is the note's own file where
+  ``renameat2`` swaps the new one in (Linux), else a copy with its mode, extended attributes and (where the
+  process may) owner and group, so that moving it back undoes the update (QA round 152-H F3).
 * **File protection is respected.** A write-protected file (no write bit, or
   no write access) is not replaced, and no file is created, replaced or removed in a
   read-only folder (the vault's, a note's, ``core/``, the trash: no write bit, refused

@@ -356,7 +356,9 @@ def update(
                 break
             kept = _trash_path(vault, doc_type, update_backup_name(real.name))
             try:
-                atomic_write_bytes(kept, old)  # (inside: a Ctrl-C just after it left an orphan copy, QA round 110-A F9)
+                # (inside: a Ctrl-C just after it left an orphan copy, QA round 110-A F9; like: the note's mode,
+                # owner and extended attributes, where no exchange makes the copy the note's own file, QA 152-H F3)
+                atomic_write_bytes(kept, old, like=real)
                 # (expect: the note as read; another program's write since is refused, not overwritten: QA 59 M2)
                 for touch in range(CHANGED_RETRIES + 1):
                     try:

@@ -553,7 +553,7 @@ def _keep_conflict(tmp_name: str, path: Path) -> str:
 
 
 def atomic_write_bytes(path: Path, data: bytes, *, commit: bool | str = False, expect: Identity | None = None,
-                       keep_old: Path | None = None) -> None:
+                       keep_old: Path | None = None, like: Path | None = None) -> None:
     """Replace ``path``'s content with ``data`` atomically.
 
     Writes a temporary file in the same folder, fsyncs it, gives it the
@@ -574,6 +574,9 @@ def atomic_write_bytes(path: Path, data: bytes, *, commit: bool | str = False, e
             just before the rename, so another program's write meanwhile is not overwritten (QA round 59 M2).
         keep_old: with ``expect``, where the replaced file itself goes (the trash copy of the previous version,
             see :func:`_swap_in`), instead of being deleted.
+        like: where ``path`` does not exist, the file whose permission bits, extended attributes and (where the
+            process may: no refusal) owner and group it is given, as a copy of that file (update's trash copy of a
+            note, which moved back must undo the update: QA round 152-H F3).
 
     Raises:
         FileChanged: ``expect`` was given and the file is no longer that one (a :class:`WriteRefused`;
@@ -597,6 +600,11 @@ def atomic_write_bytes(path: Path, data: bytes, *, commit: bool | str = False, e
             umask = os.umask(0)
             os.umask(umask)
             mode = 0o666 & ~umask
+        model: os.stat_result | None = None  # (the file a new one is a copy of: its mode, owner, attributes)
+        if st is None and like is not None:
+            with contextlib.suppress(OSError):
+                model = os.stat(like)
+                mode = model.st_mode & 0o7777
         # mkstemp adds 8 random characters and the suffix: the prefix leaves room for them. The
         # "dreamdb-" marker lets a later write tell its own leftovers from a user's files.
         prefix = _temp_prefix(path)
@@ -615,9 +623,14 @@ def atomic_write_bytes(path: Path, data: bytes, *, commit: bool | str = False, e
                         f"{path} belongs to another user (uid {st.st_uid}); replacing it would make it yours, and its"
                         " owner could lose access to it. Nothing was changed.",
                         hint="Edit it as its owner, or have its owner (or root) make the notes yours.")
+            if model is not None and hasattr(os, "chown"):  # (a copy: its owner where allowed, else this user's)
+                with contextlib.suppress(OSError):
+                    os.chown(tmp_name, model.st_uid, model.st_gid)
             os.chmod(tmp_name, mode)
             if st is not None:
                 _copy_extended_attributes(path, tmp_name)
+            elif model is not None and like is not None:
+                _copy_extended_attributes(like, tmp_name)
             with _uninterrupted():  # the change and its record (COMMITTED) happen together
                 if expect is not None:  # (the last moment: microseconds before the rename, QA round 59 M2)
                     _check_unchanged(path, expect)
