@@ -4907,3 +4907,30 @@ def test_the_trash_copy_made_without_renameat2_keeps_the_notes_mode_owner_and_ex
         assert os.getxattr(kept[0], "user.tag") == b"v1"
     if owner is None or not xattr:
         pytest.skip("mode checked; owner needs root, attributes a file system with user.* extended attributes")
+
+
+def test_a_note_linked_to_the_vaults_synonyms_file_is_no_note_for_sync_or_update(tiny_vault, monkeypatch):
+    """QA round 152-H F4: a note linked to ``synonyms.txt``, the vault's synonym groups (configuration dreamdb reads),
+    was indexed as a note, and update through it wrote a frontmatter block into the file (--content replaced every
+    group). The link rule (:func:`dreamdb.vault.discover.link_target_no_note`) names it as it names the changelog:
+    skipped by the sync, refused by update and delete, the file unchanged."""
+    import dreamdb
+    from dreamdb.ranking.synonyms import VAULT_SYNONYMS_FILE
+    from dreamdb.vault.discover import SYNONYMS_FILE
+
+    assert SYNONYMS_FILE == VAULT_SYNONYMS_FILE == "synonyms.txt"
+    synonyms = write_doc(tiny_vault, "synonyms.txt", "okapi, giraffid\n")
+    write_doc(tiny_vault, "knowledge/note.md", "---\ntitle: Note\n---\nnote okapi\n")
+    (tiny_vault / "knowledge" / "l2.md").symlink_to("../synonyms.txt")
+    why = "a link to synonyms.txt, the vault's synonym groups, which dreamdb reads as its configuration, not a note"
+    with dreamdb.open(tiny_vault) as index:
+        assert f"knowledge/l2.md: skipped ({why})" in index.sync().warnings
+        assert [d["doc_id"] for d in index.list_documents()] == ["knowledge/note"]
+        for call in (lambda: index.update("l2", tags=["zz"]), lambda: index.update("knowledge/l2", content="replaced"),
+                     lambda: update(tiny_vault, "knowledge/l2.md", append="more")):
+            with pytest.raises(WriteRefused) as info:
+                call()
+            assert info.value.message == (f"knowledge/l2.md is {why}: a sync skips the link, so it names no document;"
+                                          " nothing was changed.")
+    assert synonyms.read_text(encoding="utf-8") == "okapi, giraffid\n"
+    assert not (tiny_vault / ".dreamdb" / "trash").exists() or not any((tiny_vault / ".dreamdb" / "trash").rglob("*.*"))

@@ -26,7 +26,7 @@ from dreamdb.analyzer import (NOT_TURKISH_LETTERS, STOPWORDS, dotless_capitals, 
                               is_turkish_text, joined_terms, lower, normalize, query_words, stem, tokens)
 from dreamdb.vault.encoding import wide_unicode_codec
 
-VAULT_SYNONYMS_FILE = "synonyms.txt"
+VAULT_SYNONYMS_FILE = "synonyms.txt"  # (discover.SYNONYMS_FILE names it too: a link to it is no note)
 
 BUILTIN_GROUPS: tuple[tuple[str, ...], ...] = (
     ("database", "db"),

@@ -24,6 +24,8 @@ INDEX_DIR_NAME = ".dreamdb"
 
 MEMORY_FILE = "core/2.memory.md"
 CHANGELOG_FILE = "core/CHANGELOG.json"
+SYNONYMS_FILE = "synonyms.txt"
+"""The vault's synonym groups (:mod:`dreamdb.ranking.synonyms`), at its top: configuration dreamdb reads, no note."""
 
 # (top folder, recursive?, type). knowledge/features is matched before knowledge.
 _MD_ROOTS: tuple[tuple[str, bool, str], ...] = (
@@ -575,7 +577,8 @@ def link_target_no_note(vault_real: str, target_real: str, *, include_archives: 
 
     A link is read as the file it leads to, so it gets that file's treatment (QA round 146-C F1: a note linked to
     ``core/CHANGELOG.json``, the memory file, an archived note, a ``git mergetool`` copy, a file in ``.trash`` or a
-    nested vault's note was indexed, and ``update`` through it rewrote that file). One rule for the sync, which skips
+    nested vault's note was indexed, and ``update`` through it rewrote that file; QA round 152-H F4: ``synonyms.txt``,
+    the vault's synonym groups, too). One rule for the sync, which skips
     such a link with this reason (:func:`walk_sources`), and for ``update`` and ``delete``, which refuse it; writes pass
     no ``include_archives``: an archived note is never edited. A file outside the document folders (``people/x.md``)
     is a note when linked; the vault's own notes, indexed as themselves, are left to the caller.
@@ -594,6 +597,8 @@ def link_target_no_note(vault_real: str, target_real: str, *, include_archives: 
         return "the changelog, whose entries dreamdb reads and only appends to, not a note"
     if rel == MEMORY_FILE:
         return "the memory file, whose sections dreamdb reads and never edits, not a note"
+    if rel == SYNONYMS_FILE:  # (QA round 152-H F4: update wrote a frontmatter block into it, --content emptied it)
+        return "the vault's synonym groups, which dreamdb reads as its configuration, not a note"
     if folders[:1] == [INDEX_DIR_NAME]:
         return f"in dreamdb's own folder {INDEX_DIR_NAME}/, not a note"
     if VAULT_DIR_NAME in folders:
