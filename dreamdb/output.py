@@ -231,8 +231,13 @@ def _hidden_spans(text: str, patterns=_smuggling_patterns):
     the run pattern (:func:`_smuggling_patterns`, outside a flag), all but a first variation selector that its base takes
     (:func:`takes_selector`) and then one character of :data:`ZERO_WIDTH` that no other follows (🏳️‍🌈 is U+1F3F3
     U+FE0F U+200D U+1F308). ``patterns``: a function returning the quick look and the run pattern (:func:`_patterns`),
-    called only for text :data:`_FIRST_LOOK` finds something in."""
-    if text.isascii() or _FIRST_LOOK.search(text) is None:
+    called only for text :data:`_FIRST_LOOK` finds something in. ASCII text hides nothing, but holds DEL, which
+    :func:`_json_patterns` takes (QA round 152-F F1: ``--json`` wrote DEL raw when the whole output was ASCII, and
+    as ``\\u007f`` beside an ``é``)."""
+    if text.isascii():
+        if patterns is not _json_patterns or "\x7f" not in text:
+            return
+    elif _FIRST_LOOK.search(text) is None:
         return
     quick, runs = patterns()
     if quick.search(text) is None:

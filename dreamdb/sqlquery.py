@@ -134,8 +134,8 @@ def _json_size(v: str) -> int:
     """The bytes of the text ``v`` inside JSON's quotes as :func:`dreamdb.output.to_json` writes it: ``json.dumps``'
     escapes (``\\"``, ``\\n``, ``\\u0001``; with :data:`dreamdb.output.ASCII_JSON`, ``\\u00e9`` and the 12 bytes of
     a surrogate pair past U+FFFF), then :func:`dreamdb.output.escape_for_json`'s (DEL and the C1 controls, hidden
-    characters, bidirectional marks, lone surrogates; DEL counted as escaped, as it is in JSON that holds a character
-    past ASCII). Counted a piece at a time (a run of hidden characters across two pieces may count a few bytes short)
+    characters, bidirectional marks, lone surrogates; DEL counted as escaped, as JSON writes it, ASCII or not: QA
+    round 152-F F1). Counted a piece at a time (a run of hidden characters across two pieces may count a few bytes short)
     from the text's UTF-8 bytes, where ``json.dumps``' escapes are of ASCII characters: a byte table
     (``bytes.translate``) leaves those to count, and text with no character that ``escape_for_json`` could change
     (:data:`_SUSPECT_BYTES`: Latin and Turkish letters, accents) is not escaped to be counted."""

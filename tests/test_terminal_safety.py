@@ -868,6 +868,31 @@ def test_json_escapes_the_c1_controls_and_decodes_to_the_same_text(tmp_path):
     assert p.stdout.decode() == f"title\r\n{C1_TITLE}\r\n"
 
 
+def test_json_escapes_del_when_the_whole_output_is_ascii(tmp_path):
+    """QA round 152-F F1: ``--json`` wrote DEL (U+007F) raw when the whole output was ASCII (``sql`` of
+    ``char(127)``, ``recall``'s query, a snippet with DEL beside an escaped ESC), and as ``\\u007f`` beside an
+    ``é``: the ASCII fast path of the escape pass skipped it. DEL is ``\\u007f`` in both, and ``sql``'s byte cap
+    counts the 6 bytes written."""
+    from dreamdb import sqlquery
+    from dreamdb.output import escape_for_json, escape_smuggling, to_json
+
+    assert to_json({"a": "x\x7fy"}) == '{\n  "a": "x\\u007fy"\n}'
+    assert escape_for_json("a\x7fb\x7f") == "a\\u007fb\\u007f" and escape_smuggling("a\x7fb") == "a\x7fb"
+    assert sqlquery.cell_size("x\x7fy", "json") == len(to_json("x\x7fy")) - 2 == 8
+    vault = tmp_path / "_dream_context"
+    write_doc(vault, "knowledge/delprobe.md", "---\ntitle: delprobe\n---\nwidgets \x7f\x1b[2J here delprobe\n")
+    for args, value, want in (
+            (("sql", "--json", "SELECT char(127) AS a"), lambda d: d[0]["a"], "\x7f"),
+            (("sql", "--json", "SELECT char(127) AS a, 'é' AS b"), lambda d: d[0]["a"], "\x7f"),
+            (("recall", "--json", "delprobe\x7f"), lambda d: d["query"], "delprobe\x7f"),
+            (("recall", "--json", "widgets"), lambda d: d["hits"][0]["snippet"], None)):
+        p = run_main(*args, "--vault", str(vault))
+        assert p.returncode == 0, (args, p.stderr)
+        assert b"\x7f" not in p.stdout and b"\\u007f" in p.stdout, (args, p.stdout)
+        got = value(json.loads(p.stdout))
+        assert got == want if want is not None else "\x7f\x1b[2J" in got, (args, got)
+
+
 def test_line_and_paragraph_separators_are_named_in_plain_fields_and_tables(tmp_path):
     """QA round 135-B F3: U+2028 and U+2029 in a title or a file name stayed raw in ``--plain`` (Python's
     ``str.splitlines`` read two lines of one hit) and in ``list`` and ``sql`` tables; they are named as ``\\n``
