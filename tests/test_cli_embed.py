@@ -229,6 +229,23 @@ def test_dedup_usage_errors(tiny_vault, capsys, monkeypatch):
         assert code == 2 and out == "" and err.startswith(f"Error: The file {binary} (--file) holds no text;"), err
 
 
+def test_dedup_file_dash_reads_standard_input_as_the_writes_do(tiny_vault, capsys, monkeypatch):
+    """QA round 152-F F2: ``embed dedup --file -`` said "No file at - (--file)", exit 7, with a hint that did not name
+    --stdin, where ``remember --file -`` and ``update --content-file -`` read standard input. It reads it now, as
+    --stdin does (its refusals name ``--file -``); a file named ``-`` is ``./-``."""
+    for data, code_, said in ((b"text\x00more", 2, "Error: The standard input holds a NUL byte"),
+                              (b"", 2, "Error: Standard input (--file -) holds no text; nothing was compared."),
+                              (" \u200b\n".encode(), 2,
+                               "Error: Standard input (--file -) holds no visible character")):
+        monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(data)))
+        code, out, err = run(capsys, "embed", "dedup", "--vault", str(tiny_vault), "--title", "T", "--file", "-")
+        assert (code, out) == (code_, "") and err.startswith(said), (data, err)
+        assert "No file at" not in err
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"a draft")))
+    code, out, err = run(capsys, "embed", "dedup", "--vault", str(tiny_vault), "--title", "T", "--file", "-", "--stdin")
+    assert code == 2 and "Give the content with --file or --stdin, not both." in err
+
+
 def test_dedup_refuses_a_draft_of_invisible_characters_as_remember_does(tiny_vault, tmp_path, monkeypatch, capsys):
     """QA round 143-H F4: a --stdin or --file of a zero-width space alone gave a verdict of the title alone (exit 0,
     REVIEW), where ``remember --file -`` refuses the same text: one test of visible text for both."""

@@ -346,8 +346,9 @@ file is far below this); the cap keeps ``--file /dev/zero`` from filling memory.
 @vault_option()
 @click.option("--title", required=True, help="Title of the candidate document.")
 @click.option("--description", default="", help="One-line description of the candidate.")
-@click.option("--file", "file_", type=ExistingPath(folder=False), metavar="FILE",
-              help="Read the candidate's content from FILE (without --file or --stdin: the title and description alone).")
+@click.option("--file", "file_", type=ExistingPath(folder=False, allow_dash=True), metavar="FILE",
+              help="Read the candidate's content from FILE (- for standard input, as --stdin; without --file or --stdin:"
+                   " the title and description alone).")
 @click.option("--stdin", "from_stdin", is_flag=True,
               help="Read the candidate's content from standard input (an empty --file or --stdin, or one of"
                    " invisible characters alone, is refused).")
@@ -410,6 +411,9 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
     check_thresholds(merge=merge, margin=margin, review=review)
     if file_ and from_stdin:
         raise UsageError("Give the content with --file or --stdin, not both.")
+    stdin_option = "--stdin"
+    if file_ == "-":  # (--file - reads standard input, as remember's --file - and update's --content-file - do: QA
+        file_, from_stdin, stdin_option = None, True, "--file -"  # round 152-F F2, "No file at - (--file)", exit 7)
     if not title.strip():
         raise UsageError("Give the candidate's title (--title is empty).",
                          hint='Example: dreamdb embed dedup --title "Hybrid recall" --file draft.md')
@@ -460,7 +464,7 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
         raise UsageError(f"{source} is not UTF-8 text: the dedup gate compares notes.",
                          hint="Pass the markdown draft of the note (UTF-8).")
     if file_ or from_stdin:  # (a failed pipe, an empty file: QA round 143-C F3; invisible characters alone: 143-H F4)
-        require_text(content, file_ or "-", "--file" if file_ else "--stdin", after="nothing was compared",
+        require_text(content, file_ or "-", "--file" if file_ else stdin_option, after="nothing was compared",
                      hint="Give the draft's text; leave out --file and --stdin to compare the title and description"
                           " alone.")
     if "\x00" in content:  # (valid UTF-8, but no note holds a NUL: QA round 62 L8)
