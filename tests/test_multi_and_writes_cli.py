@@ -404,6 +404,41 @@ def test_writes_in_read_only_folders_of_the_vault_exit_6_as_root_too(tmp_path):
     assert len(list((trash / "knowledge").iterdir())) == 1
 
 
+def test_a_missing_target_in_a_read_only_vault_is_not_found_for_every_write(tmp_path):
+    """QA round 152-F F3: in a read-only vault (mode 555) ``delete nosuch`` exited 7 (no such document) but
+    ``update nosuch --pin`` and ``remember --supersedes bogus`` exited 6 (read-only): the writes looked the target up
+    after the vault's write bit. Each says the missing target first (7, the user's mistake), in the CLI and the library
+    alike; a target that is there is refused for the read-only vault (6), nothing changed."""
+    from dreamdb import writes
+    from dreamdb.errors import NotFound, WriteRefused
+
+    v = tmp_path / "_dream_context"
+    shutil.copytree(ROOT / "examples" / "_dream_context", v, ignore=shutil.ignore_patterns(".dreamdb"))
+    assert cli("sync", "--vault", str(v)).returncode == 0
+    before = {p: p.read_bytes() for p in v.rglob("*") if p.is_file() and ".dreamdb" not in p.parts}
+    v.chmod(0o555)
+    try:
+        for command, code, said in ((["delete", "nosuch"], 7, "No document 'nosuch' in the vault."),
+                                    (["update", "nosuch", "--pin"], 7, "No document 'nosuch' in the vault."),
+                                    (["remember", "--supersedes", "bogus", "x"], 7,
+                                     "No CHANGELOG entry 'bogus' to supersede."),
+                                    (["delete", "knowledge/decision-sqlite-index"], 6, "is read-only (mode 555"),
+                                    (["update", "knowledge/decision-sqlite-index", "--pin"], 6, "is read-only (mode 555"),
+                                    (["remember", "x"], 6, "is read-only (mode 555")):
+            ran = cli(command[0], "--vault", str(v), "--json", *command[1:])
+            assert ran.returncode == code, (command, ran.stdout, ran.stderr)
+            assert said in json.loads(ran.stdout)["error"]["message"], (command, ran.stdout)
+        for call in (lambda: writes.delete(v, "nosuch"), lambda: writes.update(v, "nosuch", pin=True),
+                     lambda: writes.remember(v, "x", supersedes="bogus")):
+            with pytest.raises(NotFound):
+                call()
+        with pytest.raises(WriteRefused, match="read-only"):
+            writes.delete(v, "knowledge/decision-sqlite-index")
+    finally:
+        v.chmod(0o755)
+    assert {p: p.read_bytes() for p in v.rglob("*") if p.is_file() and ".dreamdb" not in p.parts} == before
+
+
 @pytest.mark.parametrize("command", [["remember", "--summary", "Terminated entry", "text"],
                                      ["update", "knowledge/decision-sqlite-index", "--append", "Terminated."]])
 def test_a_write_stopped_by_sigterm_says_so_and_changes_nothing(tmp_path, command):

@@ -492,7 +492,6 @@ def remember(
 
     path = vault / CHANGELOG_RELPATH
     # Check first (nothing created yet): a refused write leaves no trace, not even .dreamdb/.
-    _check_writable(vault)
     from dreamdb.vault.discover import folder_link, misnamed_changelog
 
     link = folder_link(vault, CHANGELOG_RELPATH.parent.as_posix())
@@ -509,10 +508,12 @@ def remember(
                            " out of every sync. Nothing was changed.",
                            hint=f"Rename it: mv '{vault / misnamed[0]}' '{path}'")
     precheck = _read_changelog(_confined(vault, path))
+    if supersedes is not None:  # (an entry that is not there is said before a read-only vault, file or folder, as
+        # update and delete say a missing note: QA round 152-F F3, exit 6 here and 7 from delete)
+        _resolve_supersedes(supersedes, precheck.entries, precheck.entry_ids()[1])
+    _check_writable(vault)
     _check_file_writable(path)
     _check_changelog_folder(path)
-    if supersedes is not None:
-        _resolve_supersedes(supersedes, precheck.entries, precheck.entry_ids()[1])
     with vault_lock(vault, wait), refuse_os_errors(path):
         for attempt in range(CHANGED_RETRIES + 1):
             try:

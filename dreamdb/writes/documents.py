@@ -339,11 +339,13 @@ def update(
     vault = _check_vault(vault)
     slug = _inside_vault(vault, slug)  # (a hit's absolute path: its vault-relative path, QA round 100-C F6)
     _parse_slug(slug)  # reject a malformed slug before touching anything
-    _check_writable(vault)
     clock = _clock(now)
     # Check first, without creating anything: the document exists and the edit can be made.
     since = _trash_stamp()
     found_type, path = find_document(vault, typed)
+    # (a missing note is said before a read-only vault, as delete and remember --supersedes say theirs: QA round 152-F
+    # F3, exit 6 here and 7 from delete)
+    _check_writable(vault)
     rel = path.relative_to(vault).as_posix()
     _, old, new, _seen = _plan_update(vault, path, changes, content, append, pin, clock)
     if new != old:  # (its previous version goes to the trash: a read-only trash folder is refused before the lock)
@@ -474,10 +476,10 @@ def delete(vault: Path, slug: str, *, force: bool = False, lock_timeout: float |
     vault = _check_vault(vault)
     slug = _inside_vault(vault, slug)  # (a hit's absolute path: its vault-relative path, QA round 100-C F6)
     _parse_slug(slug)  # reject a malformed slug before touching anything
-    _check_writable(vault)
     # Check first, without creating anything.
     since = _trash_stamp()
     doc_type, path = find_document(vault, typed)
+    _check_writable(vault)  # (after: a missing note is said first, as update says it: QA round 152-F F3)
     rel = path.relative_to(vault).as_posix()
     _confined(vault, path)
     _check_deletable(vault, doc_type, path, force)
