@@ -1361,7 +1361,7 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
         if exc.from_walk:  # a vault the walk found and refused (a _dream_context link to a folder above it, an
             # unreadable one): its own words, whatever DREAMDB_VAULT says (QA round 116-A F5: "no vault in or above")
             _log(_one_line(f"{exc.message.rstrip('.')}", 400) + "; nothing printed")
-        elif os.environ.get("DREAMDB_VAULT"):  # set, and wrong: that is the reason (QA round 37), not the folder;
+        elif os.environ.get("DREAMDB_VAULT", "").strip():  # set, and wrong: that is the reason (QA round 37), not the folder;
             # a setting that turns the hook off is logged, verbose or not, as a bad DREAMDB_RECALL_MODE is (QA round 62 L7)
             _log(_one_line(f"DREAMDB_VAULT={os.environ['DREAMDB_VAULT']}: {exc.message.rstrip('.')}", 400)
                  + "; nothing printed")  # (cut as a whole: the message names the path again, QA round 64 L5)

@@ -553,17 +553,29 @@ def test_a_link_into_a_vault_is_pointed_at_the_vault_it_leads_into(tmp_path, mon
     assert f"It leads into the vault {vault}: point" in info.value.hint and "create" not in info.value.hint
 
 
-def test_a_blank_dreamdb_vault_is_named_as_the_blank_path(monkeypatch):
-    """QA round 68 L7: DREAMDB_VAULT of spaces said "The vault path is empty." without naming the variable."""
-    from dreamdb.errors import VaultNotFound
+def test_a_blank_dreamdb_vault_is_unset_as_every_other_variable(tmp_path, monkeypatch):
+    """QA round 152-F F4 (after 68 L7): DREAMDB_VAULT of spaces exited 3 ("holds only spaces") where every other
+    variable of spaces is unset and DREAMDB_VAULT="" was too: the vault is found from the current folder, as without
+    it. ``--vault "  "`` stays a usage error (exit 2)."""
+    from dreamdb.errors import NoVaultFound, VaultNotFound
     from dreamdb.vault.discover import find_vault
 
-    monkeypatch.setenv("DREAMDB_VAULT", "   ")
-    with pytest.raises(VaultNotFound, match="DREAMDB_VAULT holds only spaces") as info:
-        find_vault()
-    assert "unset it" in info.value.hint
+    vault = tmp_path / "proj" / "_dream_context"
+    vault.mkdir(parents=True)
+    for blank in ("   ", "\t", ""):
+        monkeypatch.setenv("DREAMDB_VAULT", blank)
+        assert find_vault(cwd=vault.parent) == vault
+        with pytest.raises(NoVaultFound):
+            find_vault(cwd=tmp_path)
     with pytest.raises(VaultNotFound, match=r"^The vault path is empty\.\n"):
         find_vault("  ")  # (--vault "  ": the option's own message)
+    env = {**os.environ, "DREAMDB_VAULT": "  "}
+    ran = subprocess.run([sys.executable, "-m", "dreamdb", "status", "--json"], cwd=vault.parent, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0 and json.loads(ran.stdout)["vault"] == str(vault), (ran.stdout, ran.stderr)
+    ran = subprocess.run([sys.executable, "-m", "dreamdb", "status", "--json", "--vault", " "], cwd=vault.parent,
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 2, (ran.stdout, ran.stderr)
 
 
 def test_mode_is_read_in_any_case(tmp_path, monkeypatch, capsys):

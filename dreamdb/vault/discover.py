@@ -170,6 +170,9 @@ def find_vault(path: str | os.PathLike | None = None, *, cwd: Path | None = None
             whose ``from_walk`` is true came from a walk that found a vault and refused it (a ``_dream_context``
             link to a folder above it, an unreadable one), whatever ``$DREAMDB_VAULT`` says.
     """
+    from dreamdb.config import env_path
+
+    env_vault = env_path("DREAMDB_VAULT")  # (blank, spaces only, is unset, as for every other variable: QA round 152-F F4)
     if project_first and path is None:
         try:
             return _walk_up(cwd)
@@ -190,14 +193,10 @@ def find_vault(path: str | os.PathLike | None = None, *, cwd: Path | None = None
             except (OSError, RuntimeError) as exc:  # (a name too long, a symlink loop: the hook names the path that
                 exc.project_dir = project_dir  # is, not cwd; QA round 146-D F6)
                 raise
-        if not os.environ.get("DREAMDB_VAULT"):
+        if not env_vault:
             raise first
-    explicit = path if path is not None else os.environ.get("DREAMDB_VAULT") or None
-    if explicit is not None and not str(explicit).strip():
-        if path is None:  # (QA round 68 L7: the message did not say where the blank path came from)
-            raise VaultNotFound("The vault path is empty (DREAMDB_VAULT holds only spaces).",
-                                hint="Set DREAMDB_VAULT to a _dream_context folder (or a folder containing one), "
-                                     "or unset it to find the vault from the current folder.")
+    explicit = path if path is not None else env_vault
+    if explicit is not None and not str(explicit).strip():  # (--vault "  "; the CLI refuses it first, exit 2)
         raise VaultNotFound("The vault path is empty.", hint="Pass --vault PATH to a _dream_context folder "
                                                              "(or a folder containing one).")
     if explicit is not None:
