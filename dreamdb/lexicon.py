@@ -42,7 +42,7 @@ import stat
 import time
 from pathlib import Path
 
-from dreamdb.errors import LexiconError, UsageError, WriteRefused
+from dreamdb.errors import LexiconError, NotFound, UsageError, WriteRefused
 from dreamdb.extras import dreamdb_command, install_command
 from dreamdb.glossary import COMPUTING_TR_EN, GLOSSARY_VERSION
 
@@ -212,6 +212,12 @@ def _table(pairs, key_of, limit: int) -> dict[str, list[str]]:
     return {k: list(v) for k, v in table.items()}
 
 
+class SourceNotFound(NotFound, UsageError):
+    """:func:`build_lexicon`'s ``source`` folder is not there or lacks KeNet's files: not found, exit 7, as a
+    ``--from`` folder that is not there and ``model install --from`` of a folder without tokenizer.json (QA round
+    152-F F5: exit 2); a :class:`~dreamdb.errors.UsageError` too, as it was raised before."""
+
+
 def build_lexicon(dest: str | os.PathLike | None = None, source: str | os.PathLike | None = None,
                   announce=None) -> dict:
     """Build the lexicon file from KeNet's XML (see the module docstring); atomic (temp file + rename).
@@ -226,7 +232,8 @@ def build_lexicon(dest: str | os.PathLike | None = None, source: str | os.PathLi
 
     Raises:
         LexiconError: the source package is not installed, or its data cannot be read.
-        UsageError: ``source`` lacks KeNet's files; ``dest`` is a folder or a file that is not a lexicon (see
+        SourceNotFound: ``source`` is no folder or lacks KeNet's files (a NotFound, exit 7, and still a UsageError).
+        UsageError: ``dest`` is a folder or a file that is not a lexicon (see
             :func:`writable_target`), or ``DREAMDB_LEXICON`` is off and no ``dest`` is given.
     """
     from dreamdb.analyzer import lower, stem
@@ -243,10 +250,13 @@ def build_lexicon(dest: str | os.PathLike | None = None, source: str | os.PathLi
     hint = ("Is this KeNet's data folder (turkish_wordnet.xml, english_wordnet_version_31.xml)?" if source is not None
             else f"Reinstall it: pip install --force-reinstall {SOURCE_PACKAGE}")
     missing = [name for name in (TURKISH_FILE, ENGLISH_FILE) if not (data / name).is_file()]
+    # a folder given by hand that is not there, or lacks KeNet's files: not found (exit 7, as a missing --from folder
+    # and model install --from of a folder without tokenizer.json; QA round 152-F F5: exit 2 here, 8 there), said
+    # before the 10 s read starts
     if source is not None and not data.is_dir():
-        raise UsageError(f"No folder at {data}", hint=hint)
-    if source is not None and missing:  # a folder given by hand: a usage error, said before the 10 s read starts
-        raise UsageError(f"{data} is not KeNet's data folder: no {' or '.join(missing)} in it", hint=hint)
+        raise SourceNotFound(f"No folder at {data}", hint=hint)
+    if source is not None and missing:
+        raise SourceNotFound(f"{data} is not KeNet's data folder: no {' or '.join(missing)} in it", hint=hint)
     if announce is not None:
         announce()
     # the glossary's senses of the words of software work first (sense -1: before KeNet's), then KeNet's

@@ -7,6 +7,8 @@ import json
 import os
 import shutil
 import signal
+import subprocess
+import sys
 import time
 
 import pytest
@@ -282,6 +284,29 @@ def test_corrupt_model_is_a_clear_error(tiny_vault, model_dir, tmp_path, monkeyp
     assert code == 8 and "model.onnx" in err and "cannot be loaded" in err and "Traceback" not in err
 
 
+def test_a_from_folder_without_its_files_is_not_found_for_model_install_and_lexicon_build(tmp_path):
+    """QA round 152-F F5: a --from folder without the files it is given for exited 8 from model install (no
+    tokenizer.json) and 2 from lexicon build (no KeNet XML). Both are not found, exit 7, as a --from folder that is
+    not there (README's exit codes), with the JSON error's exit_code; nothing is made at --dest or --to."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for args, said in ((["model", "install", "--from", str(empty), "--dest", str(tmp_path / "d")],
+                        f"Cannot install from {empty}: tokenizer.json not found."),
+                       (["lexicon", "build", "--from", str(empty), "--to", str(tmp_path / "x.sqlite")],
+                        f"{empty} is not KeNet's data folder: no turkish_wordnet.xml or english_wordnet_version_31.xml")):
+        ran = subprocess.run([sys.executable, "-m", "dreamdb", *args, "--json"], capture_output=True, text=True,
+                             timeout=120)
+        code, out, err = ran.returncode, ran.stdout, ran.stderr
+        assert code == 7 and json.loads(out)["error"]["exit_code"] == 7, (args, out, err)
+        assert json.loads(out)["error"]["message"].startswith(said), out
+    (empty / "tokenizer.json").write_text("{}")
+    ran = subprocess.run([sys.executable, "-m", "dreamdb", "model", "install", "--from", str(empty), "--dest",
+                          str(tmp_path / "d"), "--json"], capture_output=True, text=True, timeout=120)
+    code, out = ran.returncode, ran.stdout
+    assert code == 7 and "model.onnx (or onnx/model*.onnx) not found" in json.loads(out)["error"]["message"]
+    assert not (tmp_path / "d").exists() and not (tmp_path / "x.sqlite").exists()
+
+
 @pytest.mark.model
 def test_model_install_from_dir(model_dir, tmp_path, capsys):
     dest = tmp_path / "installed"
@@ -291,7 +316,7 @@ def test_model_install_from_dir(model_dir, tmp_path, capsys):
     assert st["installed"] and st["path"] == str(dest) and st["model_id"].startswith("e5s-")
     (tmp_path / "empty").mkdir()
     code, _out, err = run(capsys, "model", "install", "--from", str(tmp_path / "empty"), "--dest", str(dest))
-    assert code == 8 and "tokenizer.json not found" in err, err
+    assert code == 7 and "tokenizer.json not found" in err, err  # (QA round 152-F F5: 8)
     # a --from that is no folder is not found (QA round 130-D F2: exit 8, "no such folder")
     code, _out, err = run(capsys, "model", "install", "--from", str(tmp_path / "absent"), "--dest", str(dest))
     assert code == 7 and f"No folder at {tmp_path / 'absent'} (--from): the path does not exist." in err, err

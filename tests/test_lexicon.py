@@ -991,8 +991,9 @@ def test_cli_build_and_status(kenet_dir, tmp_path, monkeypatch, capsys, tiny_vau
     write_doc(tiny_vault, "knowledge/a.md", "---\ntitle: A\n---\nsleep\n")
     out = runner.invoke(cli, ["status", "--vault", str(tiny_vault)]).output
     assert "built without this dreamdb's glossary of the words of software work: run `dreamdb lexicon build`" in out
-    # a folder that is not KeNet's: a usage error (QA round 45 L10: exit 1 after "Reading … (about 10 s)")
-    assert main(["lexicon", "build", "--from", str(tmp_path), "--to", str(tmp_path / "x.sqlite")]) == 2
+    # a folder that is not KeNet's: said before reading (QA round 45 L10: exit 1 after "Reading … (about 10 s)"), not
+    # found (exit 7), as model install --from of a folder without tokenizer.json (QA round 152-F F5: exit 2)
+    assert main(["lexicon", "build", "--from", str(tmp_path), "--to", str(tmp_path / "x.sqlite")]) == 7
     err = capsys.readouterr().err
     assert f"Error: {tmp_path} is not KeNet's data folder: no turkish_wordnet.xml or english_wordnet_version_31.xml" \
         in err and "Is this KeNet's data folder" in err and "Traceback" not in err and "Reading" not in err

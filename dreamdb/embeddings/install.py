@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 from dreamdb.config import expand_user
-from dreamdb.errors import ModelError, ModelNotInstalled, UsageError
+from dreamdb.errors import ModelError, ModelNotInstalled, NotFound, UsageError
 from dreamdb.embeddings.locate import (
     MODEL_FILE,
     PROVENANCE_FILE,
@@ -153,6 +153,12 @@ def _record_backed(prov: Mapping, files: Mapping[str, Mapping]) -> bool:
     return True
 
 
+class SourceNotFound(NotFound, ModelNotInstalled):
+    """:func:`install_from_dir`'s source folder is not there or lacks the model's files: not found, exit 7, as a
+    ``--from`` folder that is not there and ``lexicon build --from`` of a folder without KeNet's files (QA round
+    152-F F5: exit 8); a :class:`~dreamdb.errors.ModelNotInstalled` too, as it was raised before."""
+
+
 def install_from_dir(
     src: str | os.PathLike,
     dest: str | os.PathLike | None = None,
@@ -181,7 +187,8 @@ def install_from_dir(
         The installed model directory.
 
     Raises:
-        ModelNotInstalled: ``src`` has no tokenizer.json or no ONNX graph.
+        SourceNotFound: ``src`` is no folder, or has no tokenizer.json or no ONNX graph (a NotFound, exit 7, and
+            still a ModelNotInstalled).
         ModelError: the files do not load or do not produce 384-dim finite embeddings.
         UsageError: ``src`` and ``dest`` are the same directory.
     """
@@ -196,7 +203,7 @@ def install_from_dir(
     if not src.is_dir() or not tok.is_file() or model is None:
         missing = "no such folder" if not src.is_dir() else (
             f"{TOKENIZER_FILE} not found" if not tok.is_file() else "model.onnx (or onnx/model*.onnx) not found")
-        raise ModelNotInstalled(
+        raise SourceNotFound(
             f"Cannot install from {src}: {missing}.",
             hint="Point --from at a folder with tokenizer.json and model.onnx (e.g. a copy of the multilingual-e5-small ONNX export).",
         )
