@@ -3,8 +3,21 @@
 from __future__ import annotations
 
 import operator
+import re
 
 from dreamdb.errors import UsageError
+
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_WHOLE = re.compile(r"[+-]?[0-9]+")
+
+
+def written_number(text: str, *, whole: bool = False) -> bool:
+    """Whether ``text`` (stripped) is a number as README documents them, written in ASCII digits (``60``, ``2.5``,
+    ``-1``, ``1e3``; with ``whole``, digits alone): Python's ``float`` and ``int`` also take ``1_000``, the digits of
+    other scripts (``٣``, ``३``) and ``inf``/``nan``, which an environment variable or an option then read as a number
+    (QA round 152-F F7: ``DREAMDB_LOCK_TIMEOUT=1_000`` and ``=٣`` were taken, where README says anything but a number
+    ≥ 0 exits 2)."""
+    return (_WHOLE if whole else _DECIMAL).fullmatch(text.strip()) is not None
 
 
 def whole_number(value, name: str, low: int, high: int, wanted: str | None = None) -> int:

@@ -1149,3 +1149,44 @@ def test_a_non_blocking_output_pipe_gets_the_whole_output(tmp_path):
     p.stderr.close()
     data = json.loads(out)
     assert len(data) == rows and data[-1]["i"] == rows and data[-1]["pad"] == "x" * 1000
+
+
+def test_numbers_of_variables_and_options_are_written_in_ascii_digits(monkeypatch, tmp_path):
+    """QA round 152-F F7: DREAMDB_LOCK_TIMEOUT took 1_000 and '٣' (Python's float()), where README says a number ≥ 0
+    (60, 2.5) and anything else exits 2; DREAMDB_EMBED_THREADS (int()) and every number option (click's float and
+    int) took them too. Numbers are written in ASCII digits (a sign, a fraction and an exponent as ever)."""
+    from click.testing import CliRunner
+
+    from dreamdb.arguments import written_number
+    from dreamdb.cli import cli
+    from dreamdb.embeddings.model import resolve_threads
+    from dreamdb.errors import UsageError
+    from dreamdb.writes.files import env_lock_timeout
+
+    for good, number in (("60", 60.0), (" 2.5 ", 2.5), ("0", 0.0), ("1e1", 10.0), (".5", 0.5), ("3.", 3.0)):
+        monkeypatch.setenv("DREAMDB_LOCK_TIMEOUT", good)
+        assert env_lock_timeout() == number
+    for bad in ("1_000", "\u0663", "\u0969", "１０", "inf", "nan", "-1", "0x10", "1e", "¹"):
+        monkeypatch.setenv("DREAMDB_LOCK_TIMEOUT", bad)
+        with pytest.raises(UsageError, match=re.escape(f"DREAMDB_LOCK_TIMEOUT={bad!r} is not a number")):
+            env_lock_timeout()
+        assert not written_number(bad, whole=True) or bad == "-1"
+    monkeypatch.setenv("DREAMDB_EMBED_THREADS", " 3 ")
+    assert resolve_threads(None) == 3
+    for bad in ("1_0", "\u0662", "2.0", "+"):
+        monkeypatch.setenv("DREAMDB_EMBED_THREADS", bad)
+        with pytest.raises(UsageError, match="is not a whole number"):
+            resolve_threads(None)
+    runner = CliRunner()
+    vault = tmp_path / "_dream_context"
+    vault.mkdir()
+    for args, said in ((["recall", "--top", "1_0", "x"], "'1_0' is not a valid whole number."),
+                       (["recall", "--top", "\u0663", "x"], "'\u0663' is not a valid whole number."),
+                       (["sql", "--timeout", "1_0", "SELECT 1"], "'1_0' is not a valid number."),
+                       (["embed", "dedup", "--title", "t", "--merge", "\u0660.\u0669\u0669"],
+                        "'\u0660.\u0669\u0669' is not a valid number.")):
+        res = runner.invoke(cli, [*args, "--vault", str(vault)] if args[0] == "embed" else
+                            [args[0], "--vault", str(vault), *args[1:]])
+        assert res.exit_code == 2 and said in res.output, (args, res.output)
+    res = runner.invoke(cli, ["sql", "--vault", str(vault), "--timeout", " 5", "--max-rows", "+3", "SELECT 7 AS x"])
+    assert res.exit_code == 0 and "7" in res.output, res.output

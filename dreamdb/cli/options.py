@@ -231,6 +231,10 @@ class WholeNumber(click.IntRange):
     def get_metavar(self, *args, **kwargs):  # noqa: D102 (click's INTEGER, not WHOLE NUMBER)
         return "INTEGER"
 
+    def convert(self, value, param, ctx):  # noqa: D102 (ASCII digits alone: int() took 1_0 and ٣, QA round 152-F F7)
+        _refuse_unwritten(self, value, param, ctx, whole=True)
+        return super().convert(value, param, ctx)
+
 
 class Number(click.FloatRange):
     """``click.FloatRange`` whose refusal of a non-number reads "'abc' is not a valid number" (not "float range")."""
@@ -239,6 +243,20 @@ class Number(click.FloatRange):
 
     def get_metavar(self, *args, **kwargs):  # noqa: D102
         return "FLOAT"
+
+    def convert(self, value, param, ctx):  # noqa: D102 (a number in ASCII digits: float() took 1_000, ٣ and inf)
+        _refuse_unwritten(self, value, param, ctx, whole=False)
+        return super().convert(value, param, ctx)
+
+
+def _refuse_unwritten(kind, value, param, ctx, *, whole: bool) -> None:
+    """Refuse, as click refuses ``abc`` ("'1_000' is not a valid number."), text that Python's ``int`` or ``float``
+    reads as a number but README's numbers are not (:func:`dreamdb.arguments.written_number`: ``1_000``, ``٣``,
+    ``inf``); ``nan`` stays click's to refuse (a range's check), as it was."""
+    from dreamdb.arguments import written_number
+
+    if isinstance(value, str) and not written_number(value, whole=whole) and value.strip().lower() != "nan":
+        kind.fail(f"{value!r} is not a valid {kind.name}.", param, ctx)
 
 
 class FreeTextCommand(click.Command):

@@ -166,7 +166,11 @@ def resolve_threads(threads: int | None) -> int:
         env = os.environ.get(ENV_THREADS, "").strip()
         if not env:
             return DEFAULT_THREADS
-        try:
+        try:  # (ASCII digits alone: int() took 1_0 and ٢, QA round 152-F F7)
+            from dreamdb.arguments import written_number
+
+            if not written_number(env, whole=True):
+                raise ValueError(env)
             threads = int(env)
         except ValueError:
             raise UsageError(f"{ENV_THREADS}={env!r} is not a whole number.", hint="Use e.g. DREAMDB_EMBED_THREADS=2") from None

@@ -1012,11 +1012,13 @@ def env_lock_timeout() -> float | None:
 
     from dreamdb.errors import UsageError
 
+    from dreamdb.arguments import written_number
+
     value = os.environ.get(ENV_LOCK_TIMEOUT, "").strip()
     if not value:
         return None
-    try:
-        number = float(value)
+    try:  # (ASCII digits alone: float() took 1_000 and ٣, QA round 152-F F7)
+        number = float(value) if written_number(value) else math.nan
     except ValueError:
         number = math.nan
     if not 0 <= number < math.inf:
