@@ -2454,7 +2454,7 @@ def test_a_damaged_index_another_process_rebuilds_is_waited_for_once_by_the_hook
         with pytest.raises(RebuildElsewhere):  # (run() logs it: "…; nothing printed")
             H._recall_block("how is sleep debt computed", str(project))
         waited = time.monotonic() - began
-    assert 1.4 < waited < 2.6, waited  # (one wait of H.LOCK_WAIT_MS: two were 3 s and more)
+    assert 1.4 < waited < 2.95, waited  # (one wait of H.LOCK_WAIT_MS: two were 3 s and more; the margin: a loaded machine)
     assert "as it is" not in (log.read_text() if log.exists() else ""), log.read_text()
 
 
