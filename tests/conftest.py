@@ -31,6 +31,46 @@ needs_real_vault = pytest.mark.skipif(
 )
 
 
+# ---------------------------------------------------------------- running on several cores (pytest-xdist)
+
+#: At most this many workers by default: each builds the session fixtures below for itself (a model load, the real
+#: vault's index, …) and may hold up to 3 GB at its peak, so more workers gain little on a suite of this size.
+MAX_AUTO_WORKERS = 8
+WORKER_PEAK_BYTES = 3 << 30
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_cmdline_main(config):
+    """Run the suite on the machine's cores (pytest-xdist, the dev extra's) unless ``-n`` says otherwise: ``-n 0`` or
+    ``-p no:xdist`` runs it in this one process, as does a Python without pytest-xdist (a worker never starts workers
+    of its own). Tests that share something outside their temporary folders are kept on one worker by an
+    ``xdist_group`` mark, so the distribution is ``loadgroup`` (an ``-n N`` given without ``--dist`` too)."""
+    worker = hasattr(config, "workerinput") or "PYTEST_XDIST_WORKER" in os.environ  # (a worker, or run by one's test)
+    if config.pluginmanager.hasplugin("xdist") and not worker:
+        if config.option.numprocesses is None and not config.getoption("usepdb", False):
+            config.option.numprocesses = "auto"
+        if config.option.numprocesses and config.option.dist == "no":
+            config.option.dist = "loadgroup"
+    yield
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto``: one worker a usable core (``PYTEST_XDIST_AUTO_NUM_WORKERS`` if set), at most
+    :data:`MAX_AUTO_WORKERS` and no more than the available memory holds at :data:`WORKER_PEAK_BYTES` each."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS", "").strip().isdigit():
+        return int(os.environ["PYTEST_XDIST_AUTO_NUM_WORKERS"])
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    workers = min(cores, MAX_AUTO_WORKERS)
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            available = next(int(line.split()[1]) * 1024 for line in f if line.startswith("MemAvailable:"))
+        workers = min(workers, available // WORKER_PEAK_BYTES)
+    except (OSError, StopIteration, ValueError):
+        pass  # (no /proc/meminfo: not Linux)
+    return max(1, workers)
+
+
 @pytest.fixture(autouse=True)
 def _isolated_env(tmp_path_factory, monkeypatch):
     """No test sees the user's environment, cache or vault."""

@@ -16,6 +16,11 @@ from tests.conftest import ROOT, SHARED
 
 SCRIPTS = ROOT / "scripts"
 
+#: The tests running bench_recall.py without --workdir (its vaults and indexes in eval/.cache/bench, one run at a time:
+#: a second waits for the first, saying so) or removing the bytecode the benchmarks keep there run one after another,
+#: on one worker of pytest-xdist.
+bench_cache = pytest.mark.xdist_group("eval-bench-cache")
+
 
 def run(*args, timeout=600, env=None):
     return subprocess.run([sys.executable, *map(str, args)], capture_output=True, text=True, cwd=ROOT, timeout=timeout,
@@ -29,6 +34,7 @@ def _shared_data() -> list:
     return ["--data", SHARED] if SHARED.is_dir() else []
 
 
+@bench_cache
 @pytest.mark.slow
 def test_bench_recall_smoke():
     p = run(SCRIPTS / "bench_recall.py", "--quick", "--runs", "1", "--cli-runs", "2", "--docs", "300", "--json",
@@ -78,6 +84,7 @@ def test_bench_ops_smoke():
     assert not Path(res["workdir"]).exists()  # no --workdir: the temporary copy is removed
 
 
+@bench_cache
 @pytest.mark.slow
 @pytest.mark.model
 def test_bench_embed_scripts_smoke(model_dir):
@@ -110,10 +117,13 @@ def test_bench_embed_scripts_smoke(model_dir):
 
 def test_bench_embed_index_without_a_model_says_so(tmp_path):
     """QA round 22: without a model the script ended in a traceback."""
-    p = run(SCRIPTS / "bench_embed_index.py", "--quick", "--model-dir", tmp_path / "no-model", "--vault", ROOT / "examples" / "_dream_context")
+    temp = tmp_path / "temp"  # (its own temporary folder: another run's bench-embed-* copy in /tmp is not this one's)
+    temp.mkdir()
+    p = run(SCRIPTS / "bench_embed_index.py", "--quick", "--model-dir", tmp_path / "no-model", "--vault", ROOT / "examples" / "_dream_context",
+            env={**os.environ, "TMPDIR": str(temp)})
     assert p.returncode == 8, p.stderr[-2000:]  # ModelNotInstalled's exit code, as the CLI's
     assert "Traceback" not in p.stderr and p.stderr.startswith("bench_embed_index: ")
-    assert not list(Path(tempfile.gettempdir()).glob("bench-embed-*"))
+    assert not list(temp.glob("bench-embed-*"))
 
 
 def test_gen_vault_replaces_only_its_own_vaults(tmp_path):
@@ -143,12 +153,14 @@ def test_gen_vault_replaces_only_its_own_vaults(tmp_path):
     assert sorted(x.name for x in (user / "_dream_context").iterdir()) == ["knowledge"]
 
 
+@bench_cache
 def test_bench_recall_refuses_runs_or_docs_below_one():
     for args in (("--runs", "0"), ("--docs", "-5"), ("--cli-runs", "0")):
         p = run(SCRIPTS / "bench_recall.py", "--quick", *args)
         assert p.returncode == 2 and "must be at least 1" in p.stderr and "Traceback" not in p.stderr, args
 
 
+@bench_cache
 def test_bench_recall_refuses_a_bad_gold_file_before_timing_anything(tmp_path):
     """QA round 147-G F2: a gold line without "query" was a KeyError traceback, a line that is not JSON a
     JSONDecodeError, a non-UTF-8 byte a UnicodeDecodeError, an empty file an IndexError after the real-vault sync
@@ -236,6 +248,7 @@ def test_bench_embed_index_skips_when_the_default_vault_is_absent(tmp_path):
         f"skipped: no vault at {tmp_path / 'vaults' / 'dreamcontext' / '_dream_context'}"), p.stdout + p.stderr
 
 
+@bench_cache
 def test_benchmarks_refuse_a_named_data_folder_that_is_not_there(tmp_path):
     """QA round 143-A F3: `bench_recall.py --data /nonexistent` (and bench_ops.py) printed "skipped: no vault at …" and
     exited 0, so a mistyped --data silently dropped the real-vault figures; `dreamdb eval --data` says it, exit 7. The
@@ -497,6 +510,7 @@ def test_the_benchmarks_time_without_the_users_dreamdb_settings(monkeypatch, cap
         assert "from settings import" in (ROOT / "scripts" / script).read_text(encoding="utf-8"), script
 
 
+@bench_cache
 def test_two_bench_recall_runs_take_turns_and_a_failed_timing_process_is_said(tmp_path, monkeypatch):
     """QA round 135-D F7: two at once (bench_all.sh beside bench_recall.py) shared eval/.cache/bench and failed each
     other with tracebacks (LockTimeout; a CalledProcessError hiding the child's error). The second waits, saying so."""
