@@ -71,6 +71,24 @@ def pytest_xdist_auto_num_workers(config):
     return max(1, workers)
 
 
+def built_once(tmp_path_factory, name: str, build) -> Path:
+    """A folder ``build(folder)`` fills once for the whole test run, pytest-xdist's workers all sharing it (the first
+    to ask builds it, the others wait for it): for read-only session fixtures that take seconds to make."""
+    from filelock import FileLock
+
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # (each worker's basetemp is a folder of the run's)
+    folder, done = root / f"once-{name}", root / f"once-{name}.done"
+    with FileLock(str(root / f"once-{name}.lock")):
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)  # (what a worker that failed left)
+            folder.mkdir()
+            build(folder)
+            done.touch()
+    return folder
+
+
 @pytest.fixture(autouse=True)
 def _isolated_env(tmp_path_factory, monkeypatch):
     """No test sees the user's environment, cache or vault."""
@@ -125,13 +143,15 @@ def synced_real_vault(tmp_path_factory) -> Path:
         pytest.skip(f"real vault not found at {REAL_VAULT_SRC}")
     import dreamdb
 
-    dest = tmp_path_factory.mktemp("synced") / "_dream_context"
-    shutil.copytree(REAL_VAULT_SRC, dest, ignore=shutil.ignore_patterns(".dreamdb", "workspace"))
-    _make_writable(dest)
-    with dreamdb.open(dest) as index:
-        index.sync()
-        index.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    return dest
+    def build(folder: Path) -> None:
+        dest = folder / "_dream_context"
+        shutil.copytree(REAL_VAULT_SRC, dest, ignore=shutil.ignore_patterns(".dreamdb", "workspace"))
+        _make_writable(dest)
+        with dreamdb.open(dest) as index:
+            index.sync()
+            index.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    return built_once(tmp_path_factory, "synced", build) / "_dream_context"
 
 
 @pytest.fixture()
@@ -244,8 +264,9 @@ SUBSET_FILES = [
 
 
 @pytest.fixture(scope="session")
-def embedded_subset(tmp_path_factory, embedder) -> Path:
-    """A vault of ~20 real-vault documents whose index is synced and fully embedded (built once; read-only use).
+def embedded_subset(tmp_path_factory, model_dir, request) -> Path:
+    """A vault of ~20 real-vault documents whose index is synced and fully embedded (built once a run, by the
+    session's :func:`embedder`; read-only use).
 
     Tests that modify it copy it with :func:`copy_vault` (the index comes along, vectors included).
     """
@@ -256,19 +277,22 @@ def embedded_subset(tmp_path_factory, embedder) -> Path:
     import dreamdb
     from dreamdb.embeddings.store import refresh
 
-    vault = tmp_path_factory.mktemp("subset") / "_dream_context"
-    for rel in SUBSET_FILES:
-        dst = vault / rel
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(REAL_VAULT_SRC / rel, dst)
-    _make_writable(vault)
-    t0 = time.perf_counter()
-    with dreamdb.open(vault) as index:
-        index.sync()
-        report = refresh(index.conn, embedder)
-        index.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    print(f"\n[subset: {report.chunks} chunks embedded in {time.perf_counter() - t0:.1f} s]")
-    return vault
+    def build(folder: Path) -> None:
+        vault = folder / "_dream_context"
+        for rel in SUBSET_FILES:
+            dst = vault / rel
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REAL_VAULT_SRC / rel, dst)
+        _make_writable(vault)
+        embedder = request.getfixturevalue("embedder")  # (only where it is built: loading the model takes seconds)
+        t0 = time.perf_counter()
+        with dreamdb.open(vault) as index:
+            index.sync()
+            report = refresh(index.conn, embedder)
+            index.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        print(f"\n[subset: {report.chunks} chunks embedded in {time.perf_counter() - t0:.1f} s]")
+
+    return built_once(tmp_path_factory, "subset", build) / "_dream_context"
 
 
 def copy_vault(src: Path, dest_parent: Path) -> Path:
@@ -282,14 +306,12 @@ def copy_vault(src: Path, dest_parent: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def kenet_lexicon(tmp_path_factory) -> Path:
-    """The lexicon built from the installed NlpToolkit-WordNet package (KeNet), once per session (≈ 10 s)."""
+    """The lexicon built from the installed NlpToolkit-WordNet package (KeNet), once a run (≈ 10 s; read-only use)."""
     from dreamdb.lexicon import build_lexicon, source_dir
 
     if source_dir() is None:
         pytest.skip("needs NlpToolkit-WordNet (from a clone: pip install -e '.[lexicon]'; the dev extra has it)")
-    dest = tmp_path_factory.mktemp("lexicon") / "kenet.sqlite"
-    build_lexicon(dest)
-    return dest
+    return built_once(tmp_path_factory, "lexicon", lambda folder: build_lexicon(folder / "kenet.sqlite")) / "kenet.sqlite"
 
 
 @pytest.fixture(autouse=True)
