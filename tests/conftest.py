@@ -355,10 +355,17 @@ def held_by_another_process(index_path, *, exclusive: bool):
     hold = ("c.execute('PRAGMA locking_mode=EXCLUSIVE'); c.execute('BEGIN EXCLUSIVE')\n"
             "c.execute(\"INSERT INTO meta (key, value) VALUES ('held', '1')\")\n") if exclusive else \
         "c.execute('BEGIN IMMEDIATE')\n"
-    holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time\nfrom dreamdb.store import connect as db\n"
-         f"c = db.connect({str(index_path)!r})\n" + hold + "print('held', flush=True); time.sleep(60)\n"],
-        stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    with _held_by_child(["import sys, time\nfrom dreamdb.store import connect as db\n"
+                         f"c = db.connect({str(index_path)!r})\n" + hold], env={**os.environ, "PYTHONPATH": str(ROOT)}):
+        yield
+
+
+@contextlib.contextmanager
+def _held_by_child(code: list[str], env=None):
+    """Run ``python -c code[0] *code[1:]`` (its code takes a lock and then says ``held``, sleeping 60 s) until the block
+    ends, once it holds what it takes."""
+    holder = subprocess.Popen([sys.executable, "-c", code[0] + "print('held', flush=True); time.sleep(60)\n", *code[1:]],
+                              stdout=subprocess.PIPE, text=True, env=env)
     try:
         assert holder.stdout.readline().strip() == "held"
         yield
@@ -380,16 +387,10 @@ def damaged_and_rebuilt_elsewhere(index_path):
     with open(index_path, "r+b") as f:
         f.seek((page - 1) * size)
         f.write(b"\xff" * size)
-    holder = subprocess.Popen(
-        [sys.executable, "-c", "import fcntl, os, sys, time\n"
-         "fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600); fcntl.flock(fd, fcntl.LOCK_EX)\n"
-         "print('held', flush=True); time.sleep(60)\n", f"{index_path}.rebuild.lock"], stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline().strip() == "held"
+    with _held_by_child(["import fcntl, os, sys, time\n"
+                         "fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600); fcntl.flock(fd, fcntl.LOCK_EX)\n",
+                         f"{index_path}.rebuild.lock"]):
         yield
-    finally:
-        holder.kill()
-        holder.wait()
 
 
 @contextlib.contextmanager
