@@ -244,18 +244,20 @@ class Number(click.FloatRange):
     def get_metavar(self, *args, **kwargs):  # noqa: D102
         return "FLOAT"
 
-    def convert(self, value, param, ctx):  # noqa: D102 (a number in ASCII digits: float() took 1_000, ٣ and inf)
+    def convert(self, value, param, ctx):  # noqa: D102 (a number in ASCII digits: float() took 1_000 and ٣)
         _refuse_unwritten(self, value, param, ctx, whole=False)
         return super().convert(value, param, ctx)
 
 
 def _refuse_unwritten(kind, value, param, ctx, *, whole: bool) -> None:
     """Refuse, as click refuses ``abc`` ("'1_000' is not a valid number."), text that Python's ``int`` or ``float``
-    reads as a number but README's numbers are not (:func:`dreamdb.arguments.written_number`: ``1_000``, ``٣``,
-    ``inf``); ``nan`` stays click's to refuse (a range's check), as it was."""
+    reads as a number but README's numbers are not (:func:`dreamdb.arguments.written_number`: ``1_000``, ``٣``);
+    ``nan`` and ``inf`` stay click's and each option's to take or refuse, as they were (``sql --timeout inf`` is no
+    time limit, QA round 118-B F6; a range refuses ``nan``)."""
     from dreamdb.arguments import written_number
 
-    if isinstance(value, str) and not written_number(value, whole=whole) and value.strip().lower() != "nan":
+    if (isinstance(value, str) and not written_number(value, whole=whole)
+            and value.strip().lower().lstrip("+") not in ("nan", "inf", "infinity")):
         kind.fail(f"{value!r} is not a valid {kind.name}.", param, ctx)
 
 
