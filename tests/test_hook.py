@@ -1180,12 +1180,28 @@ def _large_vault(root, n=6000):
 
 
 def _wait_built(index_file, n=6000, seconds=90):
+    """Wait until the background build has committed its ``n`` documents and ended: its child no longer holds the
+    build log's lock (a child still writing its last line was taken for a build running by the next prompt's hook,
+    which then said nothing, on a machine loaded by the suite's other workers)."""
+    import fcntl
+
     deadline = time.time() + seconds
     while time.time() < deadline:
         if index_file.exists():
             with db.connect(index_file, readonly=True) as reader:
-                if reader.execute("SELECT COUNT(*) FROM documents").fetchone()[0] == n:
+                built = reader.execute("SELECT COUNT(*) FROM documents").fetchone()[0] == n
+            if built:
+                try:
+                    fd = os.open(index_file.with_name(index_file.name + ".build.log"), os.O_RDONLY)
+                except FileNotFoundError:
                     return True
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                    return True
+                except BlockingIOError:
+                    pass  # (the child is still finishing)
+                finally:
+                    os.close(fd)
         time.sleep(0.05)  # (a count through a read-only connection: the build is seen within 50 ms, not 500)
     return False
 
