@@ -3063,7 +3063,8 @@ class Index:
 
         Returns:
             :class:`dreamdb.embeddings.store.RefreshReport`: what ``dreamdb embed refresh --json`` prints
-            (chunks, embedded, seconds…; ``.as_dict()`` for JSON).
+            (``chunks``, ``embedded``, ``elapsed_ms``…; ``.as_dict()`` for JSON,
+            where ``chunked_docs`` and ``unembedded_docs`` are ``chunked_documents`` and ``unembedded_documents``).
 
         Raises:
             ModelNotInstalled: no usable model (the reason says why).
