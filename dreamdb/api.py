@@ -393,7 +393,9 @@ def _split(values, name: str = "value") -> list[str] | None:
     if not any(v.replace(",", "").strip() for v in values):  # `--types ""`, an unset variable: not "every type"
         flag = name.replace("_", "-")
         given = ",".join(values)
-        raise UsageError(f"{name} names nothing (--{flag} {given!r} on the command line)" if given.strip()
+        # (a repeated option, whose values add up: each as given, QA round 153-B F4)
+        written = " ".join(f"--{flag} {v!r}" for v in values) if len(values) > 1 else f"--{flag} {given!r}"
+        raise UsageError(f"{name} names nothing ({written} on the command line)" if len(values) > 1 or given.strip()
                          else f"{name} is empty (--{flag} \"\" on the command line)",
                          hint=f"Give at least one name, or leave --{flag} out for no filter ({name}=None from Python).")
     import unicodedata

@@ -367,6 +367,8 @@ def fast_recall(args: list[str]) -> int | None:
                 opts["top"] = int(value)
             elif key == "mode" and value not in ("bm25", "hybrid", "dense", "rrf"):
                 return None
+            elif key == "types":  # repeated, it adds to the list, as the click path's (QA round 153-B F4)
+                opts["types"] = (*opts.get("types", ()), value)
             else:
                 opts[key] = value
         elif a.startswith("-"):

@@ -251,7 +251,7 @@ def test_real_vault_superseded_entries_are_marked(real_index):
 
 @pytest.mark.parametrize("args", [
     ["--json", "sleep", "debt"], ["--plain", "--top", "2", "atomic", "writes"], ["--explain", "-n", "3", "hook"],
-    ["the", "of"], ["zzzqqq"],
+    ["the", "of"], ["zzzqqq"], ["--plain", "-t", "feature", "--types", "task", "recall", "hook", "dedup"],
 ])
 def test_fast_path_prints_exactly_what_click_prints(example_vault, args):
     """`dreamdb recall` skips click for common options (start-up time); its output must not differ."""
@@ -260,6 +260,28 @@ def test_fast_path_prints_exactly_what_click_prints(example_vault, args):
     slow = subprocess.run([sys.executable, "-c", "import sys; from dreamdb.cli import main; sys.exit(main(sys.argv[1:]))", *full],
                           capture_output=True, text=True, timeout=120)
     assert (fast.returncode, fast.stdout, fast.stderr) == (slow.returncode, slow.stdout, slow.stderr)
+
+
+def test_a_repeated_types_option_adds_to_it_on_the_fast_path_and_through_click(example_vault):
+    """QA round 153-B F4: ``-t feature -t task`` kept the last value alone, silently (task hits only), on both paths.
+    Repeats add up, as the comma list does, and ``-t feature,task -t knowledge`` mixes both."""
+    base = ["recall", "--vault", str(example_vault), "--now", "2026-08-18T00:00:00Z", "--plain", "-n", "10"]
+    query = ["recall", "hook", "dedup"]
+
+    def hit_ids(p):
+        assert p.returncode == 0, p.stderr
+        return [line.split("\t")[2] for line in p.stdout.splitlines()]
+
+    fast = hit_ids(run_main(*base, "-t", "feature", "-t", "task", *query))
+    assert fast == ["feature/prompt-hook", "task/add-dedup-gate"]
+    assert hit_ids(run_main(*base, "--types", "feature,task", *query)) == fast
+    assert hit_ids(run_main(*base, "-t", "task", *query)) == ["task/add-dedup-gate"]
+    mixed = hit_ids(run_main(*base, "-t", "feature,task", "--types", "knowledge", "sqlite", *query))
+    assert mixed == hit_ids(run_main(*base, "-t", "feature,task,knowledge", "sqlite", *query))
+    assert {d.split("/")[0] for d in mixed} == {"feature", "task", "knowledge"}, mixed
+    slow = subprocess.run([sys.executable, "-c", "import sys; from dreamdb.cli import main; sys.exit(main(sys.argv[1:]))",
+                           *base, "-t", "feature", "-t", "task", *query], capture_output=True, text=True, timeout=120)
+    assert hit_ids(slow) == fast
 
 
 def test_fast_path_leaves_uncommon_options_to_click(example_vault):

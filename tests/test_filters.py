@@ -606,6 +606,43 @@ def test_list_filters_by_value_and_from_the_command_line(vault, capsys):
         index.list_documents(include_expired="no")
 
 
+def test_a_repeated_list_filter_adds_to_it_in_recall_and_list(vault, capsys):
+    """QA round 153-B F4: a repeated ``--types`` (``--exclude-types``, ``--tags``, ``--status``) kept its last value
+    alone, silently. Repeats add up, as a comma list does; a repeat that names nothing is refused as one alone is."""
+    from click.testing import CliRunner
+
+    from dreamdb.cli import cli, main
+
+    def listed(*args):
+        r = CliRunner().invoke(cli, ["list", "--vault", str(vault), "--now", NOW, "--json", *args])
+        assert r.exit_code == 0, r.output
+        return [d["doc_id"] for d in json.loads(r.stdout)]
+
+    def recalled(*args):
+        r = CliRunner().invoke(cli, ["recall", "--vault", str(vault), "--now", NOW, "--json", "-n", "50", *args,
+                                     "quokka"])
+        assert r.exit_code == 0, r.output
+        return sorted(h["doc_id"] for h in json.loads(r.stdout)["hits"])
+
+    everything = ["knowledge/gone", "knowledge/new", "knowledge/old", "knowledge/star", "knowledge/unsure", "task/task"]
+    cases = [
+        (["-t", "knowledge", "-t", "task"], everything),
+        (["--exclude-types", "knowledge", "--exclude-types", "task"], []),
+        (["--tags", "misc", "--tags", "nothing-has-it"], ["knowledge/new", "knowledge/unsure"]),
+        (["--status", "completed", "--status", "active"], ["task/task"]),
+        (["--tags", "nothing-has-it,misc", "--tags", "nothing-either", "-t", "task", "-t", "knowledge"],
+         ["knowledge/new", "knowledge/unsure"]),
+        (["--types", "task", "--types", ""], ["task/task"]),  # as --types task, (an empty item of a comma list)
+    ]
+    for args, expected in cases:
+        assert listed(*args) == expected, args
+        assert recalled(*args) == [d for d in expected if d != "knowledge/gone"], args  # (expired: recall drops it)
+    assert listed("--tags", "misc") == ["knowledge/new", "knowledge/unsure"]  # (one value alone, as before)
+    assert listed("--tags", "misc,ops") == ["knowledge/new", "knowledge/old", "knowledge/unsure"]
+    assert main(["list", "--vault", str(vault), "--types", "", "-t", " ,"]) == 2
+    assert "types names nothing (--types '' --types ' ,' on the command line)" in capsys.readouterr().err
+
+
 def test_a_lone_surrogate_in_a_filter_or_a_path_is_a_usage_error(vault, tmp_path):
     """QA round 125-C F4: a lone surrogate made in Python (U+D800; the command line makes only U+DC80–U+DCFF of
     undecodable bytes) raised UnicodeEncodeError from the filter's message (os.fsencode), and from the vault's

@@ -48,19 +48,37 @@ def vault_option(multiple: bool = False):
 json_option = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 
 
+_ADDS = " Comma-separated; repeating the option adds to it."
+"""The help's words for a list filter's repeats (:func:`filter_options`)."""
+
+
+def _given_or_none(ctx, param, value):
+    """A repeatable list filter's values as given (a tuple), or ``None`` when the option was not given (no filter)."""
+    return tuple(value) if value else None
+
+
 def filter_options(function):
     """The document filters of ``recall`` and ``list`` (:meth:`dreamdb.Index.recall`'s arguments): ``--types``,
-    ``--exclude-types``, ``--tags``, ``--since``, ``--until``, ``--status``, ``--level``, in that order."""
+    ``--exclude-types``, ``--tags``, ``--since``, ``--until``, ``--status``, ``--level``, in that order.
+
+    The list filters (``--types``, ``--exclude-types``, ``--tags``, ``--status``) take a comma list and add up when
+    repeated: ``-t knowledge -t feature`` is ``-t knowledge,feature``, passed on as the tuple of the values given
+    (``None`` when the option is not given), which the library reads as one list (:func:`dreamdb.api._split`).
+    Click kept the last value alone, silently (QA round 153-B F4: ``-t knowledge -t feature`` found features only)."""
     options = (
-        click.option("--types", "-t", metavar="A,B", help="Only these document types (knowledge, feature, task, memory,"
-                                                          " changelog, objective, insight, thesis, bookmark)."),
-        click.option("--exclude-types", metavar="A,B", help="Drop these document types."),
-        click.option("--tags", metavar="A,B", help="Only documents with any of these tags."),
+        click.option("--types", "-t", metavar="A,B", multiple=True, callback=_given_or_none,
+                     help="Only these document types (knowledge, feature, task, memory, changelog, objective, insight,"
+                          " thesis, bookmark)." + _ADDS),
+        click.option("--exclude-types", metavar="A,B", multiple=True, callback=_given_or_none,
+                     help="Drop these document types." + _ADDS),
+        click.option("--tags", metavar="A,B", multiple=True, callback=_given_or_none,
+                     help="Only documents with any of these tags." + _ADDS),
         click.option("--since", metavar="WHEN",
                      help="Only documents dated on/after WHEN (ISO-8601 or relative: -30d, '2 weeks')."),
         click.option("--until", metavar="WHEN",
                      help="Only documents dated on/before WHEN (a date: up to the end of that day)."),
-        click.option("--status", metavar="A,B", help="Only documents with one of these statuses."),
+        click.option("--status", metavar="A,B", multiple=True, callback=_given_or_none,
+                     help="Only documents with one of these statuses." + _ADDS),
         click.option("--level", type=WholeNumber(1, 3), help="Only documents of at least this importance (1–3)."),
     )
     for option in reversed(options):
