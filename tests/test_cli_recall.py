@@ -284,6 +284,25 @@ def test_a_repeated_types_option_adds_to_it_on_the_fast_path_and_through_click(e
     assert hit_ids(slow) == fast
 
 
+def test_the_json_query_is_the_arguments_joined_without_the_whitespace_around_them(example_vault):
+    """QA round 153-B F3: ``recall --json '  widget  '`` gives ``"query": "widget"`` (the text is stripped before it is
+    searched, on both paths), where docs/json.md said the arguments joined by one space, whitespace kept. The doc
+    says it now, with these examples."""
+    row = next(line for line in (ROOT / "docs" / "json.md").read_text(encoding="utf-8").splitlines()
+               if line.startswith("| `query` | string |"))
+    assert "the whitespace at the start and end of the whole removed" in row, row
+    base = ["recall", "--vault", str(example_vault), "--now", "2026-08-18T00:00:00Z", "--json", "-n", "1"]
+    click_path = [sys.executable, "-c", "import sys; from dreamdb.cli import main; sys.exit(main(sys.argv[1:]))"]
+    for words, query in ((["  sleep  "], "sleep"), (["", "sleep", " "], "sleep"), (["\n sleep\tdebt \u00a0"],
+                         "sleep\tdebt"), (["sleep ", "debt"], "sleep  debt")):
+        fast = run_main(*base, "--", *words)
+        slow = subprocess.run([*click_path, *base, "--include-expired", "--", *words], capture_output=True, text=True,
+                              timeout=120)
+        for p in (fast, slow):
+            assert p.returncode == 0, p.stderr
+            assert json.loads(p.stdout)["query"] == query, words
+
+
 def test_fast_path_leaves_uncommon_options_to_click(example_vault):
     from dreamdb.quickcli import fast_recall
 
