@@ -1733,7 +1733,7 @@ def test_a_turkish_query_whose_suffixes_are_typed_without_their_letters_reads_as
     turkish = ("ayarlari", "hatasi", "kaydi", "calisir", "calismiyor", "tabani", "anahtari", "sayfasi")
     assert all(turkish_only_word(w, lexicon) for w in turkish), [w for w in turkish if not turkish_only_word(w, lexicon)]
     assert {"ayar", "ayarlar"} <= set(rank._spelled_inflection_roots("ayarlari"))
-    assert "calismak" in rank._spelled_inflection_roots("calisir") and "calismak" in rank._spelled_inflection_roots(
+    assert "çalışmak" in rank._spelled_inflection_roots("calisir") and "çalışmak" in rank._spelled_inflection_roots(
         "calismiyor")
     english = ("admin", "anti", "ascii", "align", "login", "sync", "server", "cursor", "generic", "localhost", "hook")
     assert not any(turkish_only_word(w, lexicon) for w in english), [w for w in english if turkish_only_word(w, lexicon)]
@@ -1752,6 +1752,63 @@ def test_a_turkish_query_whose_suffixes_are_typed_without_their_letters_reads_as
                               lexicon=lexicon).translated.get(word) == sense, query
         top = [h.doc_id for h in ix.recall("bildirim ayarlari")]
         assert len(top) >= 5, top
+
+
+def test_a_spelled_suffix_is_read_in_turkish_syllables_and_harmony_with_a_turkish_letter_in_the_word():
+    """QA round 153-A F1: the reading of 152-A F3 (a word's root and a suffix typed without its Turkish letters) took
+    English words for Turkish ones, as it asked of the root and its suffix neither a Turkish letter, nor Turkish
+    syllables, nor harmony with the root as the lexicon writes it: ``elide`` (*elit* + ``-e``, no Turkish letter),
+    ``sitedir``; ``solr`` (*sol* + ``-r``: after a consonant the aorist is ``-Ir``), ``statm``, ``postm``, ``noterm``,
+    ``testme`` (*teşt* + ``-m`` + ``-e``), ``centile`` (*çent* + ``-i`` + ``-le``: ``-yle`` after a vowel);
+    ``reissue`` (*reis* + ``-süe``: a buffer ``s`` after a consonant, ``ü`` after ``i``), ``sortdir`` (``ı`` after
+    ``o``; ``d`` after ``t``), ``normdir``; ``atomu`` (*atom* + ``-ü``, the root's vowel guessed ``ö``). Turkish
+    words so typed keep their roots, with a Turkish letter in the suffix (``ayarlari``, ``hatasi``, ``calisir``) or in
+    the root alone (``degisikligi``, ``gosteriyor``, whose stems the stemmer, reading ASCII, does not find)."""
+    from dreamdb.ranking import rank
+
+    # (the root as the lexicon writes it, the reading's lookup key)
+    for word, root in (("elide", "elit"), ("sitedir", "site"), ("solr", "solmak"), ("statm", "stat"), ("postm", "post"),
+                       ("noterm", "noter"), ("onerr", "önermek"), ("testme", "test"), ("centile", "çent"),
+                       ("reissue", "reis"), ("sortdir", "sort"), ("normdir", "norm"), ("darpa", "darp"),
+                       ("latina", "latin"), ("prima", "prim"), ("inmem", "inme"), ("volta", "volt"), ("atomu", "atom")):
+        assert root not in rank._spelled_inflection_roots(word), (word, rank._spelled_inflection_roots(word))
+    assert rank._spelled_inflection_roots("elide") == () and rank._spelled_inflection_roots("solr") == ()
+    assert not rank._suffix_spellings("solr", 3, 1) and not rank._suffix_spellings("statm", 4, 0)
+    assert not rank._suffix_spellings("reissue", 4, 0)
+    assert not rank._joins("sort", "dır") and not rank._joins("sort", "dur") and rank._joins("sort", "tur")
+    assert not rank._joins("reis", "sü") and not rank._joins("atom", "ü") and rank._joins("hata", "sı")
+    for word, root in (("ayarlari", "ayar"), ("hatasi", "hata"), ("calisir", "çalışmak"), ("calismiyor", "çalışmak"),
+                       ("tabani", "taban"), ("anahtari", "anahtar"), ("kitabi", "kitap"), ("agaci", "ağaç"),
+                       ("baloncuga", "baloncuk"), ("degisikligi", "değişiklik"), ("gosteriyor", "göstermek")):
+        assert root in rank._spelled_inflection_roots(word), (word, rank._spelled_inflection_roots(word))
+
+
+def test_an_english_word_is_not_read_as_a_turkish_word_typed_without_its_letters(real_vault_copy, kenet_lexicon):
+    """QA round 153-A F1: English queries read as Turkish typed without its letters, through the reading of 152-A F3,
+    and their words were replaced by translations: ``elide param`` (*elit* + ``-e``: elide → *outstanding*),
+    ``reissue repo`` (*reis*: *head*), ``sortdir param`` (*şort* + ``-dır``: *shorts*). The reading now wants a
+    Turkish letter in the word, the suffix in Turkish syllables and in harmony with the root as the lexicon writes
+    it: these words are no longer Turkish-only, and these queries translate nothing, while the Turkish queries of
+    152-A F3 still read as Turkish."""
+    from dreamdb.lexicon import Lexicon
+    from dreamdb.ranking.rank import plan_query, turkish_by_lexicon, turkish_only_word
+
+    lexicon = Lexicon(kenet_lexicon)
+    english = ("elide", "reissue", "alice", "solr", "volta", "sitedir", "normdir", "sortdir", "testme", "statm",
+               "inmem", "onerr", "noterm", "postm", "centile", "latina", "prima", "darpa")
+    assert not any(turkish_only_word(w, lexicon) for w in english), [w for w in english if turkish_only_word(w, lexicon)]
+    turkish = ("ayarlari", "hatasi", "kaydi", "calisir", "calismiyor", "tabani", "anahtari", "sayfasi", "degisikligi",
+               "gosteriyor", "cercevesi", "baloncuga")
+    assert all(turkish_only_word(w, lexicon) for w in turkish), [w for w in turkish if not turkish_only_word(w, lexicon)]
+    with dreamdb.open(real_vault_copy, lexicon=lexicon, index_path=real_vault_copy.parent / "a153.db") as ix:
+        ix.recall("x")
+        vocabulary = ix._vocabulary()
+        for query in ("elide param", "reissue repo", "sortdir param", "solr schema", "statm param"):
+            assert not turkish_by_lexicon(query.split(), lexicon, vocabulary), query
+            plan = plan_query(query, vocabulary=vocabulary, lexicon=lexicon)
+            assert not plan.translated and not plan.resolved, (query, plan.translated, plan.resolved)
+        for query in ("bildirim ayarlari", "sunucu hatasi", "karar kaydi", "sync nasil calisir", "veri tabani"):
+            assert turkish_by_lexicon(query.split(), lexicon, vocabulary), query
 
 
 def test_a_loanword_reading_that_is_also_a_translation_is_the_word_itself(real_vault_copy, kenet_lexicon):

@@ -629,8 +629,30 @@ _SPELLED_VERB_ENDINGS = (
 :func:`verb_infinitives`, where an aorist would make nouns verbs (``yazar``, author, is ``yaz`` + ``-Ar``); for
 telling a Turkish word typed without its letters, the verb must be in the lexicon all the same."""
 
-_SPELLED_ENDING_RES = (LazyPattern(NOMINAL_SUFFIXES), LazyPattern(_SPELLED_VERB_ENDINGS))
-"""A noun's inflections and a verb's (:data:`_SPELLED_VERB_ENDINGS`), in Turkish letters."""
+_AFTER_VOWEL = "(?<=[aeıioöuü])"
+_AFTER_CONSONANT = "(?<![aeıioöuü])"
+
+
+def _in_syllables(pattern: str) -> str:
+    """``pattern``, Turkish inflections as :data:`dreamdb.analyzer.NOMINAL_SUFFIXES` writes them, with Turkish's buffer
+    letters and linking vowels where its syllables want them, where the pattern, written to cut suffixes off a word,
+    takes either or none (Göksel & Kerslake 2005, §2.3): a buffer ``y`` after a vowel and never after a consonant
+    (``-(y)A``, ``-(y)lA``, ``-(y)DI``, ``-(y)mIş``: ``masaya``, ``masayla``; ``-DIr`` takes none: ``masadır``), a
+    buffer ``s`` or ``n`` (``-(s)I``, ``-(n)In``, the ``n`` of ``-(n)DA`` and of ``-nI``, ``-nA`` after a
+    possessive) after a vowel only, and an optional linking vowel (``[ıiuü]?`` before ``-m``, ``-n``, ``-mIz``,
+    ``-yor``; ``[ıiuüae]?`` before the aorist's ``-r``) after a consonant always and after a vowel never: not
+    ``stat`` + ``-m``, ``sol`` + ``-r``, ``teşt`` + ``-m`` + ``-e``, ``çent`` + ``-i`` + ``-le``. The letter before
+    the suffix is looked back at: match ``root[-1] + suffix`` from position 1."""
+    pattern = pattern.replace("y?[dt][ıiuü]r", "[dt][ıiuü]r")
+    pattern = pattern.replace("|n[ıiuüae])", "|n?[ıiuüae])")
+    pattern = re.sub(r"y\?(?=[\[a-zçğıöşü])", f"(?:{_AFTER_VOWEL}y|{_AFTER_CONSONANT})", pattern)
+    pattern = re.sub(r"([sn])\?(?=[\[a-zçğıöşü])", rf"(?:{_AFTER_VOWEL}\1)?", pattern)
+    return re.sub(r"(\[ıiuü(?:ae)?\])\?", rf"(?:{_AFTER_CONSONANT}\1|{_AFTER_VOWEL})", pattern)
+
+
+_SPELLED_ENDING_RES = (LazyPattern(_in_syllables(NOMINAL_SUFFIXES)), LazyPattern(_in_syllables(_SPELLED_VERB_ENDINGS)))
+"""A noun's inflections and a verb's (:data:`_SPELLED_VERB_ENDINGS`), in Turkish letters and syllables
+(:func:`_in_syllables`), matched after the root's last letter (``fullmatch(root[-1] + suffix, 1)``)."""
 
 _TYPED_ENDING_RES = tuple(LazyPattern(p.translate(TURKISH_TO_ASCII)) for p in (NOMINAL_SUFFIXES, _SPELLED_VERB_ENDINGS))
 """The same typed without Turkish letters: a quick test of a word's rest before its Turkish spellings are tried."""
@@ -638,64 +660,117 @@ _TYPED_ENDING_RES = tuple(LazyPattern(p.translate(TURKISH_TO_ASCII)) for p in (N
 _ASCII_TO_TURKISH = {a: chr(t) for t, a in TURKISH_TO_ASCII.items()}
 """Each ASCII letter Turkish typed without its letters puts for one of them, to that letter (``s`` → ``ş``)."""
 
-_FRONT_VOWELS = frozenset("eiöü")
+_ROUNDED_VOWELS = frozenset("oöuü")
 
-_LAST_VOWELS = {"a": "a", "e": "e", "i": "iı", "o": "oö", "u": "uü"}
-"""The vowels a vowel typed without Turkish letters may stand for."""
+_VOICELESS = frozenset("çfhkpsşt")
+"""The voiceless consonants of Turkish, after which a suffix's ``D`` is ``t`` (``sort`` + ``-DIr``: ``sorttur``;
+``hata`` + ``-DIr``: ``hatadır``; Göksel & Kerslake 2005, §2.3)."""
+
+_TURKISH_LETTERS = frozenset("çğıöşü")
+
+_SPELLING_SLOTS_MAX = 6
+"""Most letters of a word's part that :func:`_spelled_inflection_roots` spells with Turkish letters or without
+(2^6 spellings at most, as :func:`dreamdb.analyzer.diacritic_terms`)."""
 
 
-def _suffix_spellings(word: str, n: int, kind: int) -> set[str]:
-    """Of the spellings of ``word[n:]`` (``word`` lowercase, ASCII) with Turkish letters or without (ç ğ ı ö ş ü
-    where c g i o s u stand, ğ only after a vowel), the last vowels of ``word[:n]`` (in Turkish letters) after which one
-    is a noun's inflections (``kind`` 0) or a verb's (1) in vowel harmony with it (``-yor``'s ``o``, which keeps none,
-    aside) and, after a vowel, begins with a consonant (Turkish puts a buffer ``y``, ``s`` or ``n`` between two)."""
-    head, rest = word[:n], word[n:]
-    last = next((c for c in reversed(head) if c in "aeiou"), None)
-    if last is None or not _TYPED_ENDING_RES[kind]().fullmatch(rest) or (head[-1] in "aeiou" and rest[0] in "aeiou"):
-        return set()
-    slots = [i for i, c in enumerate(rest) if c in _ASCII_TO_TURKISH and (c != "g" or word[n + i - 1] in "aeiou")]
-    if len(slots) > 6:  # (2^6 spellings at most, as dreamdb.analyzer.diacritic_terms)
-        return set()
-    found = set()
+def _turkish_spellings(part: str, after: str = "") -> list[str]:
+    """The spellings of ``part`` (lowercase, ASCII) with Turkish letters or without, ``part`` itself first: ç ğ ı ö
+    ş ü where c g i o s u stand, ``ğ`` only after a vowel (``after``: the letter before ``part``). ``[]`` for a part
+    with more than :data:`_SPELLING_SLOTS_MAX` such letters."""
+    slots = [i for i, c in enumerate(part) if c in _ASCII_TO_TURKISH
+             and (c != "g" or (part[i - 1] if i else after[-1:]) in ("a", "e", "i", "o", "u"))]
+    if len(slots) > _SPELLING_SLOTS_MAX:
+        return []
+    spellings = []
     for chosen in product((False, True), repeat=len(slots)):
-        chars = list(rest)
+        chars = list(part)
         for i, turkish in zip(slots, chosen):
             if turkish:
                 chars[i] = _ASCII_TO_TURKISH[chars[i]]
-        spelled = "".join(chars)
-        if _SPELLED_ENDING_RES[kind]().fullmatch(spelled):
-            found.update(v for v in _LAST_VOWELS[last] if not harmony_breaks(v + spelled.split("yor", 1)[0]))
-    return found
+        spellings.append("".join(chars))
+    return spellings
+
+
+def _suffix_spellings(word: str, n: int, kind: int) -> list[str]:
+    """The spellings of ``word[n:]`` (``word`` lowercase, ASCII) with Turkish letters or without
+    (:func:`_turkish_spellings`) that are a noun's inflections (``kind`` 0) or a verb's (1) in Turkish syllables
+    after ``word[:n]``: a buffer letter only between two vowels and a linking vowel between two consonants
+    (:func:`_in_syllables`: not ``stat`` + ``-m``, ``sol`` + ``-r``, ``reis`` + ``-sü``), no two vowels side by
+    side."""
+    head, rest = word[:n], word[n:]
+    if not _TYPED_ENDING_RES[kind]().fullmatch(rest):
+        return []
+    return [spelled for spelled in _turkish_spellings(rest, head)
+            if _SPELLED_ENDING_RES[kind]().fullmatch(head[-1] + spelled, 1)
+            and not any(a in _TURKISH_VOWELS and b in _TURKISH_VOWELS
+                        for a, b in zip(head[-1] + spelled[:-1], spelled))]
+
+
+def _joins(root: str, suffix: str) -> bool:
+    """Whether ``suffix`` (in Turkish letters) follows ``root`` (in Turkish letters, as the lexicon has it) as
+    Turkish suffixes follow a root: in vowel harmony with the root's last vowel, each vowel back where the one
+    before it is back and front where it is front, a high vowel (ı i u ü, the four-way ``I`` of ``-(s)I``,
+    ``-DIr``, ``-(I)r``) rounded where the one before it is rounded and unrounded where it is not (``reis`` +
+    ``-sü``, ``sort`` + ``-dır``, ``atom`` + ``-ü`` break it: ``reisi``, ``sortdur``, ``atomu``), ``-yor``'s ``o``
+    and what follows it, which keep no harmony with the root, aside (Göksel & Kerslake 2005, §2.2); and each ``d`` or
+    ``t`` (the ``D`` of ``-DA``, ``-DIr``, ``-DI``) ``t`` after a voiceless consonant and ``d`` elsewhere (§2.3)."""
+    before = next((c for c in reversed(root) if c in _TURKISH_VOWELS), None)
+    if before is None:
+        return False
+    for c in suffix.split("yor", 1)[0]:
+        if c in _TURKISH_VOWELS:
+            if (c in _BACK_VOWELS) != (before in _BACK_VOWELS) or (
+                    c in "ıiuü" and (c in _ROUNDED_VOWELS) != (before in _ROUNDED_VOWELS)):
+                return False
+            before = c
+    joined = root + suffix
+    return all((c == "t") == (joined[i - 1] in _VOICELESS) for i, c in enumerate(joined) if i >= len(root)
+               and c in "dt")
 
 
 @lru_cache(maxsize=4096)
 def _spelled_inflection_roots(word: str) -> tuple[str, ...]:
-    """The lexicon keys (looked up as written and typed without Turkish letters: ``ascii``) that would make ``word``
-    (lowercase, ASCII) an inflected Turkish word typed without its letters, for :func:`turkish_only_word`: each
-    beginning of at least :data:`TRANSLATION_MIN_LETTERS` letters (its last consonant devoiced too, where a vowel
-    follows) after which the rest, spelled with Turkish letters or not, is a noun's inflections
-    (:data:`dreamdb.analyzer.NOMINAL_SUFFIXES`: ``ayarlari``, *ayar* + ``-ları``; ``hatasi``, *hata* + ``-sı``), and
-    the infinitive of each root of three letters or more after which it is a verb's (:data:`_SPELLED_VERB_ENDINGS`:
-    ``calisir``, ``calismiyor``: *çalışmak*), the suffix in vowel harmony with the root (:func:`_suffix_spellings`).
-    The stemmer cuts no suffix typed without its letters (``ayarlari``, ``hatasi``, ``calisir`` stay whole), so such
-    words had no Turkish reading and a whole Turkish query so typed read as English (QA round 152-A F3). A shorter
-    beginning, a restored vowel (``kayıt`` of ``kaydı``) or a shorter verb root would make English words Turkish:
-    ``admin`` (*adım*), ``anti`` (*anıt*, *anmak*), ``ascii`` (*aşçı* + ``ı``, no buffer letter), ``align`` (*alık*: no
-    ``ğ`` before a consonant). ``()`` for a word of more letters than a lexicon word and its inflections. Kept per
-    process for the last 4,096 words (and each word's answer in the lexicon's ``memo``, :func:`turkish_only_word`)."""
+    """The lexicon keys, in Turkish letters as the lexicon writes them, that would make ``word`` (lowercase, ASCII)
+    an inflected Turkish word typed without its letters, for :func:`turkish_only_word`: each spelling
+    (:func:`_turkish_spellings`) of each beginning of at least :data:`TRANSLATION_MIN_LETTERS` letters (its last
+    consonant devoiced too, where a vowel follows) after which the rest, spelled with Turkish letters or not, is
+    a noun's inflections (:data:`dreamdb.analyzer.NOMINAL_SUFFIXES`: ``ayarlari``, *ayar* + ``-ları``; ``hatasi``,
+    *hata* + ``-sı``), and the infinitive of each spelling of each root of three letters or more after which it is a
+    verb's (:data:`_SPELLED_VERB_ENDINGS`: ``calisir``, ``calismiyor``: *çalışmak*), the suffix in Turkish syllables
+    (:func:`_suffix_spellings`) and in vowel harmony and consonant assimilation with that spelling of the root
+    (:func:`_joins`: not with a guess at it, which took ``atomu`` for *atöm* + ``-ü``), and a Turkish letter in the
+    root or the suffix (the word is one typed without its letters: ``elide``, *elit* + ``-e``, is none; a root's
+    ``k`` written ``ğ`` before a vowel counts, ``baloncuga``: *baloncuk*). The stemmer cuts no suffix
+    typed without its letters (``ayarlari``, ``hatasi``, ``calisir`` stay whole), so such words had no Turkish reading
+    and a whole Turkish query so typed read as English (QA round 152-A F3). A shorter beginning, a restored vowel
+    (``kayıt`` of ``kaydı``) or a shorter verb root would make English words Turkish: ``admin`` (*adım*), ``anti``
+    (*anıt*, *anmak*), ``ascii`` (*aşçı* + ``ı``, no buffer letter), ``align`` (*alık*: no ``ğ`` before a
+    consonant); and so would a suffix needing no Turkish letter, or out of Turkish syllables or harmony (QA round
+    153-A F1: ``elide``, *elit* + ``-e``; ``solr``, *sol* + ``-r``; ``sortdir``, *sort* + ``-dır``). ``()`` for a word
+    of more letters than a lexicon word and its inflections. Kept per process for the last 4,096 words (and each
+    word's answer in the lexicon's ``memo``, :func:`turkish_only_word`)."""
     if len(word) > TRANSLATION_MAX_LETTERS + INFLECTION_MAX_LETTERS:
         return ()
     keys = []
     for n in range(len(word) - 1, 2, -1):
         head, rest = word[:n], word[n:]
-        if n >= TRANSLATION_MIN_LETTERS and _suffix_spellings(word, n, 0):
-            if head[-1] in "bdg" and rest[0] in "aeiou":
-                keys.append(head[:-1] + _HARDENED[head[-1]])
-            keys.append(head)
-        vowels = _suffix_spellings(word, n, 1)
-        roots = [head[:-1] + _HARDENED[head[-1]], head] if head[-1] in "dg" and rest[0] in "aeiou" else [head]
-        keys.extend(r + e for r in roots for e, of in (("mak", _BACK_VOWELS), ("mek", _FRONT_VOWELS))
-                    if not of.isdisjoint(vowels))
+        for kind in (0, 1):
+            suffixes = _suffix_spellings(word, n, kind) if kind or n >= TRANSLATION_MIN_LETTERS else ()
+            if not suffixes:
+                continue
+            for spelled in _turkish_spellings(head):
+                # a word typed without its letters has one of them in its root or its suffix, ğ of a root's k before
+                # a vowel too (baloncuğa: baloncuk); elide (elit + -e), sitedir (site + -dir) have none
+                joins = suffixes if not _TURKISH_LETTERS.isdisjoint(spelled) else [
+                    s for s in suffixes if not _TURKISH_LETTERS.isdisjoint(s)]
+                # a root's voiced last consonant before a vowel is voiceless on its own (kitabı: kitap; ağacı:
+                # ağaç; güdüyor: gütmek): a noun's p ç t k (k as ğ after a vowel, as g after n: rengi, renk), a
+                # verb's t
+                voiced = (spelled[-1] == "d" if kind else spelled[-1] in "bdğ" or spelled[-2:] == "ng")
+                roots = [spelled[:-1] + _HARDENED[spelled[-1]], spelled] if voiced and rest[0] in "aeiou" else [spelled]
+                keys.extend((root + ("mak" if next(c for c in reversed(root) if c in _TURKISH_VOWELS) in _BACK_VOWELS
+                                     else "mek")) if kind else root
+                            for root in roots if any(_joins(root, s) for s in joins))
     return tuple(dict.fromkeys(keys))
 
 
@@ -717,7 +792,7 @@ def turkish_only_word(word: str, lexicon) -> bool:
         found = (not lexicon.has(EN_TR, word) and not lexicon.has(EN_TR, english_stem(word), stemmed=True)
                  and (any(lexicon.has(TR_EN, w) or lexicon.has(TR_EN, w, ascii=True)
                           for w in dict.fromkeys((word, stem(word, True))))
-                      or bool(lexicon.first_translations(TR_EN, _spelled_inflection_roots(word), ascii=True))))
+                      or bool(lexicon.first_translations(TR_EN, _spelled_inflection_roots(word)))))
         if len(lexicon.memo) >= RESOLVED_WORDS_MAX:
             lexicon.memo.clear()
         lexicon.memo[key] = found
