@@ -20,6 +20,23 @@ def written_number(text: str, *, whole: bool = False) -> bool:
     return (_WHOLE if whole else _DECIMAL).fullmatch(text.strip()) is not None
 
 
+SMALLEST_NUMBER = 5e-324
+"""The smallest number above 0 a float holds (``math.ulp(0.0)``, a subnormal): a written number under half of it is
+read as 0."""
+
+
+def reads_as_zero(text: str) -> bool:
+    """Whether ``text`` is a number written in ASCII digits (:func:`written_number`) that is not 0 (a digit before
+    its exponent is not ``0``) but that Python's ``float`` reads as 0 (``1e-400``: past the smallest float,
+    :data:`SMALLEST_NUMBER`). Where 0 means something of its own (``sql --timeout 0``: no time limit), such a number
+    means the opposite of what was written (QA round 153-A F2)."""
+    text = text.strip()
+    if not written_number(text):
+        return False
+    digits = re.split("[eE]", text, maxsplit=1)[0]
+    return any(d in "123456789" for d in digits) and float(text) == 0
+
+
 def whole_number(value, name: str, low: int, high: int, wanted: str | None = None) -> int:
     """``value`` as a Python int when it is a whole number from ``low`` to ``high``: an ``int`` or any integer type
     that says so through ``__index__`` (numpy's ``int64``, QA round 62 L6), never a bool, float or string.

@@ -1190,3 +1190,34 @@ def test_numbers_of_variables_and_options_are_written_in_ascii_digits(monkeypatc
         assert res.exit_code == 2 and said in res.output, (args, res.output)
     res = runner.invoke(cli, ["sql", "--vault", str(vault), "--timeout", " 5", "--max-rows", "+3", "SELECT 7 AS x"])
     assert res.exit_code == 0 and "7" in res.output, res.output
+
+
+def test_a_number_option_too_small_to_be_told_from_0_is_refused(tmp_path):
+    """QA round 153-A F2: ``sql --timeout 1e-400`` ran with no time limit: Python's float reads 1e-400 as 0.0, which
+    --timeout takes for no limit, the opposite of the tiny limit written. A number option refuses a number with a
+    digit other than 0 that a float reads as 0 (exit 2, saying so); 0 written any way, and the smallest float, stay
+    numbers."""
+    from click.testing import CliRunner
+
+    from dreamdb.arguments import reads_as_zero
+    from dreamdb.cli import cli
+
+    assert all(reads_as_zero(t) for t in ("1e-400", "-1e-400", " 2.5E-330 ", ".1e-324", "+9e-999999"))
+    assert not any(reads_as_zero(t) for t in ("0", "0.0", "0e-400", "-0", "00.000e5", "5e-324", "1e-300", "1e400",
+                                              "abc", "1_0", "inf", "nan", ""))
+    runner = CliRunner()
+    vault = tmp_path / "_dream_context"
+    vault.mkdir()
+    for args, number in ((["sql", "--vault", str(vault), "--timeout", "1e-400", "SELECT 7 AS x"], "1e-400"),
+                         (["sql", "--vault", str(vault), "--timeout", "-1E-400", "SELECT 7 AS x"], "-1E-400"),
+                         (["embed", "dedup", "--vault", str(vault), "--title", "t", "--merge", "1e-999"], "1e-999")):
+        res = runner.invoke(cli, args)
+        assert res.exit_code == 2, (args, res.output)
+        assert f"{number!r} is too small to be told from 0: give 0, or a number at least 5e-324 from it." in res.output, (
+            res.output)
+    for timeout in ("0", "0e-400"):  # (no time limit)
+        res = runner.invoke(cli, ["sql", "--vault", str(vault), "--timeout", timeout, "SELECT 7 AS x"])
+        assert res.exit_code == 0 and "7" in res.output, (timeout, res.output)
+    for timeout in ("5e-324", "1e-300"):  # (a limit: the query runs, or is stopped at once, exit 1)
+        res = runner.invoke(cli, ["sql", "--vault", str(vault), "--timeout", timeout, "SELECT 7 AS x"])
+        assert res.exit_code in (0, 1) and "too small" not in res.output, (timeout, res.output)
