@@ -448,6 +448,75 @@ def test_a_value_its_explicit_yaml_tag_cannot_read_is_warned_of_and_the_vault_sy
     assert "pw: !secret db_pw\n" in (tiny_vault / "knowledge" / "own.md").read_text(encoding="utf-8")
 
 
+
+def test_a_surrogate_pair_escape_in_a_double_quoted_scalar_is_its_code_point(tiny_vault):
+    """QA round 153-C F3: ``title: "Ship it \\ud83d\\ude80 rocket"`` (JSON serializers and older js-yaml write emoji as
+    UTF-16 surrogate pairs) was refused by libyaml and the whole frontmatter dropped: the title was the file name, the
+    tags and date lost. A pair in a double-quoted scalar is its code point, as JSON, js-yaml and SnakeYAML read it; a
+    lone surrogate is still refused with the warning; an escaped backslash, a single-quoted, plain or block scalar and a
+    comment read no escapes. An update edits its own lines and keeps the others' bytes, escapes and all."""
+    from dreamdb.vault.frontmatter import split_frontmatter
+    from dreamdb.writes import update
+
+    write_doc(tiny_vault, "knowledge/ship.md", '---\ntitle: "Ship it \\ud83d\\ude80 rocket"\ntags: [release]\n'
+                                               'date: 2026-05-01\n---\nbongo\n')
+    write_doc(tiny_vault, "knowledge/more.md", '---\ntitle: "Two \\uD83D\\uDE80\\ud83c\\udf89 and \\u00e9"\n'
+                                               '"key \\ud83d\\ude00": "v"\ndate: 2026-05-02\n---\nbongo\n')
+    write_doc(tiny_vault, "knowledge/lone.md", '---\ntitle: "Lone \\ud83d here"\ntags: [release]\n---\nbongo\n')
+    write_doc(tiny_vault, "knowledge/low.md", '---\ntitle: "Low \\ude80\\ud83d"\n---\nbongo\n')
+    write_doc(tiny_vault, "knowledge/asis.md", "---\n"
+                                               'title: "Kept \\\\ud83d\\\\ude80"\n'  # escaped backslashes: text
+                                               "plain: a \\ud83d\\ude80 b # \"c \\ud83d\\ude80\"\n"
+                                               "single: 'q \\ud83d\\ude80'\n"
+                                               "block: |\n  \"\\ud83d\\ude80\"\n"
+                                               "---\nbongo\n")
+    index = dreamdb.open(tiny_vault)
+    warnings = "\n".join(index.sync().warnings)
+    got = {h.doc_id: (h.title, h.date, list(h.tags)) for h in index.recall("bongo", top=20)}
+    assert got["knowledge/ship"] == ("Ship it 🚀 rocket", "2026-05-01", ["release"])
+    assert got["knowledge/more"] == ("Two 🚀🎉 and é", "2026-05-02", [])
+    assert got["knowledge/lone"] == ("lone", None, []) and got["knowledge/low"] == ("low", None, [])
+    assert ("knowledge/lone.md: frontmatter is not valid YAML (found invalid Unicode character escape code at line 2)"
+            in warnings), warnings
+    assert "knowledge/low.md: frontmatter is not valid YAML (found invalid Unicode character escape code" in warnings
+    assert "ship.md" not in warnings and "more.md" not in warnings and "asis.md" not in warnings
+    meta, body, warning = split_frontmatter((tiny_vault / "knowledge" / "asis.md").read_text(encoding="utf-8"))
+    assert warning is None and body == "bongo\n"
+    assert meta == {"title": "Kept \\ud83d\\ude80", "plain": "a \\ud83d\\ude80 b", "single": "q \\ud83d\\ude80",
+                    "block": '"\\ud83d\\ude80"\n'}
+    assert split_frontmatter((tiny_vault / "knowledge" / "more.md").read_text(encoding="utf-8"))[0][
+        "key \U0001F600"] == "v"
+    from dreamdb.vault.frontmatter import joined_surrogates
+
+    assert joined_surrogates('a: "x \\ud83d\\ude80"\n') == 'a: "x \\U0001F680"\n'
+    assert joined_surrogates('a: "x \\\\ud83d\\ude80"\n') == 'a: "x \\\\ud83d\\ude80"\n'  # (\\ then a low one alone)
+    assert joined_surrogates("a: [\"\\ud83d\\ude80\", '\\ud83d\\ude80']\n") == "a: [\"\\U0001F680\", '\\ud83d\\ude80']\n"
+    # update edits its own lines: the title keeps its escapes, byte for byte, and still reads as the rocket
+    ship = tiny_vault / "knowledge" / "ship.md"
+    update(tiny_vault, "ship", tags=["release", "launch"])
+    assert ship.read_text(encoding="utf-8") == ('---\ntitle: "Ship it \\ud83d\\ude80 rocket"\ntags: [release, launch]\n'
+                                                "date: 2026-05-01\n---\nbongo\n")
+    update(tiny_vault, "ship", description="A rocket \U0001F680")
+    assert ship.read_text(encoding="utf-8").startswith('---\ntitle: "Ship it \\ud83d\\ude80 rocket"\n')
+    index.sync()
+    (hit,) = [h for h in index.recall("bongo", top=20) if h.doc_id == "knowledge/ship"]
+    assert (hit.title, list(hit.tags)) == ("Ship it 🚀 rocket", ["release", "launch"])
+    # a lone surrogate still refuses the edit, nothing written
+    from dreamdb.errors import WriteRefused
+
+    before = (tiny_vault / "knowledge" / "lone.md").read_bytes()
+    with pytest.raises(WriteRefused, match="found invalid Unicode character escape code at line 2"):
+        update(tiny_vault, "lone", tags=["x"])
+    assert (tiny_vault / "knowledge" / "lone.md").read_bytes() == before
+    # a whole rewrite (a flow mapping) writes the value it read, the rocket, not two halves of it
+    flow = tiny_vault / "knowledge" / "flow.md"
+    write_doc(tiny_vault, "knowledge/flow.md", '---\n{title: "Flow \\ud83d\\ude80 x", tags: [a]}\n---\nbongo\n')
+    update(tiny_vault, "flow", tags=["z"])
+    import yaml
+
+    assert yaml.safe_load(flow.read_text(encoding="utf-8").split("---\n")[1]) == {"title": "Flow 🚀 x", "tags": ["z"]}
+
+
 def test_archives_are_opt_in(tiny_vault):
     write_doc(tiny_vault, "knowledge/.archive/old.md", "archived aardvark\n")
     assert dreamdb.open(tiny_vault).recall("aardvark") == []

@@ -134,12 +134,66 @@ the vault in exit 70 (QA round 118-B F1)."""
 _EXPLICIT_TAG_VALUE = re.compile(r"!![\w:.-]+[ \t]+[^\n]*")
 
 
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}")
+"""The escape of a UTF-16 high surrogate (``\\ud83d``), the first half of a pair: :func:`joined_surrogates`' fast
+test."""
+_ESCAPE = re.compile(r"\\u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})|\\[\s\S]")
+"""An escape of a double-quoted YAML scalar: a UTF-16 surrogate pair (groups 1 and 2, high and low), or any other
+backslash and the character after it (``\\\\u…`` is an escaped backslash and the text ``u…``, no escape)."""
+
+
+def joined_surrogates(text: str) -> str:
+    """``text`` (YAML) with each UTF-16 surrogate-pair escape of a double-quoted scalar written as the one escape
+    of the code point the pair stands for: ``"Ship it \\ud83d\\ude80"`` as ``"Ship it \\U0001F680"``, 🚀, as JSON,
+    js-yaml and SnakeYAML read it (JSON serializers and older js-yaml write emoji so). libyaml, which PyYAML's
+    fast loader is, refuses a surrogate escape ("found invalid Unicode character escape code"), and the whole
+    frontmatter was dropped with it (QA round 153-C F3). A lone surrogate (a high one not followed by a low one,
+    a low one alone) is left as written, still refused; so is every escape in a single-quoted, plain or block
+    scalar, where YAML reads no escapes (``title: a \\ud83d\\ude80``: that text), and in a comment.
+
+    The scalars are found by PyYAML's own scanner (the pure-Python one, which reads a surrogate escape), only
+    for text that holds the escape of a high surrogate at all; text it cannot scan is returned unchanged, for
+    the loader to refuse as before. Only the reader sees the new text: a writer rewrites its own lines, so the
+    file keeps the escapes (``update`` changes no byte of a key it does not edit).
+
+    Args:
+        text: a YAML document (a frontmatter block).
+
+    Returns:
+        ``text``, or a copy of it with the pairs joined (two characters shorter each).
+    """
+    if not _SURROGATE_ESCAPE.search(text):
+        return text
+    spans = []
+    try:
+        for token in yaml.scan(text, Loader=yaml.SafeLoader):
+            if isinstance(token, yaml.ScalarToken) and token.style == '"' and _SURROGATE_ESCAPE.search(
+                    text, token.start_mark.index, token.end_mark.index):
+                spans.append((token.start_mark.index, token.end_mark.index))
+    except (yaml.YAMLError, RecursionError):
+        return text
+
+    def one(m: re.Match) -> str:
+        if m.group(1) is None:
+            return m.group()
+        high, low = int(m.group(1), 16), int(m.group(2), 16)
+        return f"\\U{0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00):08X}"
+
+    out, at = [], 0
+    for start, end in spans:
+        out += [text[at:start], _ESCAPE.sub(one, text[start:end])]
+        at = end
+    return "".join(out) + text[at:]
+
+
 def _load(text: str, loader):
     """``yaml.load(text, Loader=loader)``, a value its explicit tag cannot read raised as a ValueError that names it.
+    A double-quoted scalar's UTF-16 surrogate-pair escape is read as its code point (:func:`joined_surrogates`).
 
     Raises:
         yaml.YAMLError, ValueError, OverflowError, RecursionError.
     """
+    text = joined_surrogates(text)
     try:
         return yaml.load(text, Loader=loader)
     except (ValueError, *_CONSTRUCTOR_ERRORS) as exc:

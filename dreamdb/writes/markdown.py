@@ -574,11 +574,15 @@ def _refuse_unreadable_size(expected: dict, changes: dict[str, Any]) -> None:
 
 
 def _top_nodes(text: str) -> list | None:
-    """``(key node, value node)`` of a YAML mapping's top level (``None`` when ``text`` is no mapping)."""
+    """``(key node, value node)`` of a YAML mapping's top level (``None`` when ``text`` is no mapping); a
+    double-quoted scalar's surrogate-pair escape read as its code point, as the indexer reads it
+    (:func:`dreamdb.vault.frontmatter.joined_surrogates`)."""
     import yaml
 
+    from dreamdb.vault.frontmatter import joined_surrogates
+
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        node = yaml.compose(joined_surrogates(text), Loader=yaml.SafeLoader)
     except yaml.YAMLError:
         return None
     return node.value if isinstance(node, yaml.MappingNode) else None
