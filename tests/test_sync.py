@@ -986,6 +986,46 @@ def test_archived_same_named_files_number_after_live_ones_and_own_names_are_not_
     with_archives.close()
 
 
+
+def test_sync_says_a_few_of_the_warnings_on_same_named_files_and_counts_the_rest(tiny_vault):
+    """QA round 153-C F4: 3,000 folders of a notes.md each printed 2,999 lines "indexed as knowledge/notes-N …", again
+    on sync --force. The text output says the first five and counts the others on one line, in their place; every
+    other warning is said as before; the JSON holds every one (so does embed refresh's and compact's sync, on
+    stderr, capped alike)."""
+    from click.testing import CliRunner
+
+    from dreamdb.cli import cli
+
+    for n in range(1, 10):
+        write_doc(tiny_vault, f"knowledge/f{n}/notes.md", f"note {n}\n")
+    write_doc(tiny_vault, "knowledge/z/bad.md", "---\ntitle: [unclosed\n---\nbad\n")
+    runner = CliRunner()
+    r = runner.invoke(cli, ["sync", "--vault", str(tiny_vault)])
+    assert r.exit_code == 0, r.output
+    lines = [ln for ln in r.stderr.splitlines() if ln.startswith("warning: ")]
+    said = [f"warning: knowledge/f{n}/notes.md: indexed as knowledge/notes-{n} (knowledge/notes is the file"
+            " knowledge/f1/notes.md, first in path order)" for n in range(2, 7)]
+    assert len(lines) == 7 and lines[0].startswith("warning: knowledge/z/bad.md: frontmatter is not valid YAML")
+    assert lines[1:] == said + [
+        "warning: … and 3 more same-named files indexed under a numbered id (dreamdb list shows each note's id and"
+        " file; the JSON of the sync that numbers them, sync --json, lists every one)"], r.stderr
+    r = runner.invoke(cli, ["sync", "--vault", str(tiny_vault), "--force", "--json"])
+    warnings = json.loads(r.stdout)["warnings"]
+    assert [w for w in warnings if ": indexed as " in w] == [
+        f"knowledge/f{n}/notes.md: indexed as knowledge/notes-{n} (knowledge/notes is the file knowledge/f1/notes.md,"
+        " first in path order)" for n in range(2, 10)]
+    r = runner.invoke(cli, ["sync", "--vault", str(tiny_vault), "--force"])
+    assert r.stderr.count(": indexed as knowledge/notes-") == 5 and "… and 3 more same-named files" in r.stderr
+    # the other forms of the warning, and no line counting one: six are said as they are
+    from dreamdb.store.sync import few_same_name_warnings
+
+    renamed = [f"knowledge/x{n}.md: its id is now knowledge/x-{n}, was knowledge/x (knowledge/x is the file"
+               " knowledge/a/x.md, first in path order)" for n in range(6)]
+    assert few_same_name_warnings(renamed) == renamed
+    assert few_same_name_warnings(["other", *renamed, "last"], shown=2) == [
+        "other", *renamed[:2], "… and 4 more same-named files indexed under a numbered id (dreamdb list shows each"
+        " note's id and file; the JSON of the sync that numbers them, sync --json, lists every one)", "last"]
+
 def test_the_warning_for_two_names_that_differ_only_in_unicode_form_says_so(tiny_vault):
     """QA round 130-C F5: Grüße.md written in NFC and in NFD were warned of as "knowledge/Grüße.md: indexed as
     knowledge/Grüße-2 (knowledge/Grüße is the file knowledge/Grüße.md, …)", one file listed twice to the eye."""

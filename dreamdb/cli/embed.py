@@ -183,10 +183,11 @@ def refresh_cmd(vault, force, threads, as_json):
     """
     from dreamdb import output
     from dreamdb.embeddings.model import get_embedder
+    from dreamdb.store.sync import few_same_name_warnings
 
     index = open_index(vault)
     # minutes of embedding must not go into a damaged index that a later recall rebuilds
-    print_notes(index, index.sync(check=True, reread=False).warnings)
+    print_notes(index, few_same_name_warnings(index.sync(check=True, reread=False).warnings))
     embedder = get_embedder(threads=threads)
     from dreamdb.embeddings.store import vectors_of
 
@@ -319,10 +320,11 @@ def compact_cmd(vault, as_json):
     """
     from dreamdb import output
     from dreamdb.embeddings.store import compact
+    from dreamdb.store.sync import few_same_name_warnings
 
     index = open_index(vault)
     # a damaged index is rebuilt from the vault first (compact would fail on it)
-    print_notes(index, index.sync(check=True, reread=False).warnings)
+    print_notes(index, few_same_name_warnings(index.sync(check=True, reread=False).warnings))
     r = compact(index.conn, on_wait=_Waiting())
     from dreamdb import quickcli
 

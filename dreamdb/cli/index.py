@@ -61,7 +61,9 @@ def sync_cmd(vault, force, check, as_json):
     if as_json:
         click.echo(output.to_json({**report.as_dict(), "reclaimed_bytes": reclaimed}))
         return
-    for w in report.warnings:
+    from dreamdb.store.sync import few_same_name_warnings
+
+    for w in few_same_name_warnings(report.warnings):  # (a few of those on same-named files: QA round 153-C F4)
         say(f"warning: {w}")
     # (a rebuild parses every file again, whose content need not have changed: QA round 99-B F10)
     counts = (f"{output.count_noun(report.added + report.changed, 'file')} indexed again"

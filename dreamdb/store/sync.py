@@ -29,6 +29,7 @@ from stat import S_ISREG
 
 from dreamdb.analyzer import (ANALYZER_VERSION, IDENTIFIERS_VERSION, acronym_terms, analyze, compound_terms, drop_data,
                               identifier_terms, is_turkish_text, joined_terms, lower, normalize, tokens)
+from dreamdb.lazy_regex import LazyPattern
 from dreamdb.records import factory, record
 from dreamdb.vault import PARSER_VERSION
 from dreamdb.store.connect import OperationalError, write_transaction
@@ -1182,6 +1183,40 @@ def number_same_names(conn, touched: set[str], new_paths: set[str], warn=None,
                 was = f", was {held[path]}" if path in held else ""
                 warn(f"{path}: indexed as {wanted[rowid]}{was} ({own} is the file {_first_because(first[own], path)})")
     return len(moved)
+
+
+SAME_NAME_WARNINGS_SHOWN = 5
+"""How many of a sync's warnings of same-named files given a numbered id (:func:`number_same_names`) its text output
+shows (:func:`few_same_name_warnings`); the report's ``warnings`` (``sync --json``) hold them all."""
+
+_SAME_NAME_WARNING = LazyPattern(r": (?:indexed as|its id is now) [^\n]* \((?:[^\n]+ is the file [^\n]+|it is first in"
+                                r" path order)\)")
+"""One of :func:`number_same_names`' warnings (``knowledge/b/notes.md: indexed as knowledge/notes-2 (knowledge/notes
+is the file knowledge/a/notes.md)``, ``…: its id is now …, was … (…)``)."""
+
+
+def few_same_name_warnings(warnings: list[str], shown: int = SAME_NAME_WARNINGS_SHOWN) -> list[str]:
+    """A sync's ``warnings`` as its text output says them: the first ``shown`` of those on same-named files given a
+    numbered id (:func:`number_same_names`), then one line counting the others, where they stood; every other warning
+    as it is, in order. All of them when that is no more than ``shown`` + 1 (as :func:`dreamdb.output.some_of`).
+    QA round 153-C F4: 3,000 folders of a ``notes.md`` each made 2,999 such lines, on every rebuild again.
+
+    Args:
+        warnings: :attr:`SyncReport.warnings` (not changed).
+        shown: how many of the same-name warnings to keep.
+
+    Returns:
+        A new list of lines.
+    """
+    same = [i for i, w in enumerate(warnings) if _SAME_NAME_WARNING().search(w)]
+    if len(same) <= shown + 1:
+        return list(warnings)
+    left_out = set(same[shown:])
+    out = [w for i, w in enumerate(warnings) if i not in left_out]
+    out.insert(same[shown - 1] + 1 if shown else same[0],
+               f"… and {len(left_out):,} more same-named files indexed under a numbered id (dreamdb list shows each"
+               " note's id and file; the JSON of the sync that numbers them, sync --json, lists every one)")
+    return out
 
 
 def same_name_ids(docs) -> tuple[dict, dict[str, str]]:
