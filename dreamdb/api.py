@@ -35,7 +35,8 @@ from dreamdb.store.migrations import (current_version, latest_version, migrate, 
 from dreamdb.store.salvage import carry_vectors, open_for_carry
 from dreamdb.store.texts import file_problems, stored_text_problems
 from dreamdb.store.sync import (CLOCK_FILE_NAME, INDEX_FORMAT, SyncReport, escapes_vault, forget_stats,
-                                frontmatter_unread, stored_index_format, sync, text_replaced, unreadable_paths)
+                                frontmatter_unread, stored_index_format, sync, text_cut, text_replaced,
+                                unreadable_paths)
 from dreamdb.timeparse import as_utc, parse_instant
 from dreamdb.vault.discover import DOCUMENT_TYPES, escapes_only, find_vault, is_utf8
 
@@ -3722,7 +3723,9 @@ class Index:
         the notes and folders whose names are not UTF-8 (``unindexed_undecodable_names``,
         ``unindexed_undecodable_examples``),
         and the files the last sync could not read (``unreadable_files``, ``unreadable_examples``; a file that was
-        indexed before keeps its documents, and each sync warns of it instead).
+        indexed before keeps its documents, and each sync warns of it instead); and those indexed in part: without
+        their frontmatter (``frontmatter_unread``), with undecodable bytes replaced (``text_replaced``), or cut at the
+        size limit, 4 Mi characters (``text_cut``), each with its ``…_examples`` (the first five paths).
 
         Syncs first when ``auto_sync`` (so a write made through this object shows up), as a read does
         (:meth:`sync_for_read`: another process's write lock is waited for briefly, then the index is
@@ -3759,6 +3762,7 @@ class Index:
         unreadable = unreadable_paths(c)
         unread = frontmatter_unread(c)
         replaced = text_replaced(c)
+        cut = text_cut(c)
         return {
             "vault": str(self.vault), "index": str(read), "index_bytes": size, "index_wal_bytes": wal,
             "documents": sum(by_type.values()), "by_type": by_type,
@@ -3769,6 +3773,8 @@ class Index:
             "frontmatter_unread": len(unread), "frontmatter_unread_examples": sorted(unread)[:5],
             # (QA round 130-C F10: a note saved in cp1252 was said by its first sync only, then shown with � always)
             "text_replaced": len(replaced), "text_replaced_examples": sorted(replaced)[:5],
+            # (QA round 153-C F2: a note cut at 4 Mi characters was said by the sync that read it only)
+            "text_cut": len(cut), "text_cut_examples": sorted(cut)[:5],
             "unindexed_markdown": outside, "unindexed_examples": examples,
             "unindexed_cased_extension": cased, "unindexed_cased_examples": cased_examples,
             "unindexed_changelog": misnamed_changelog(self.vault),  # (QA round 91 F7)

@@ -3241,6 +3241,56 @@ def test_a_note_indexed_with_undecodable_bytes_replaced_is_listed_by_status_unti
     index.close()
 
 
+
+def test_a_file_cut_at_the_size_limit_is_listed_by_status_until_it_is_cut_down(tiny_vault, monkeypatch):
+    """QA round 153-C F2: a note cut at 4 Mi characters was warned of by the sync that read it only; status (text and
+    --json) said nothing of it afterwards, unlike a note without its frontmatter or with bytes replaced. Kept in the
+    index (meta ``text_cut``) until the file is cut down or removed, and listed by status with the fix; a memory
+    section cut so and a frontmatter block longer than the limit too. (The limit made small here.)"""
+    from click.testing import CliRunner
+
+    from dreamdb.cli import cli
+    from dreamdb.vault import parse
+
+    monkeypatch.setattr(parse, "MAX_NOTE_CHARS", 2_000)
+    write_doc(tiny_vault, "knowledge/fine.md", "okapi fine\n")
+    long = "---\ntitle: Long\n---\nokapi early\n" + "filler words of a log line\n" * 200 + "lateokapi\n"
+    write_doc(tiny_vault, "knowledge/long.md", long)
+    write_doc(tiny_vault, "core/2.memory.md", "## Big\n" + "filler words of a log line\n" * 200 + "## Small\nshort\n")
+    write_doc(tiny_vault, "knowledge/fat.md", "---\ntitle: Fat\nnotes: |\n" + "  yaml filler line\n" * 150
+              + "---\nbody okapi\n")
+    index = dreamdb.open(tiny_vault)
+    warnings = index.sync().warnings
+    assert f"knowledge/long.md: {len(long):,} characters of text; only the first 2,000 are indexed (split it into" \
+           " notes of their own to find the rest)" in warnings, warnings
+    cut = ["core/2.memory.md", "knowledge/fat.md", "knowledge/long.md"]
+    for _ in range(2):  # (the files unchanged: not read again, still listed)
+        status = index.status()
+        assert (status["text_cut"], status["text_cut_examples"]) == (3, cut)
+        assert index.sync().warnings == []
+    assert index.recall("lateokapi") == []
+    r = CliRunner().invoke(cli, ["status", "--vault", str(tiny_vault)])
+    assert r.exit_code == 0 and ("in part:        3 files indexed up to their first 2,000 characters"
+                                 " (core/2.memory.md, knowledge/fat.md, knowledge/long.md): the rest is not found; split"
+                                 " them into notes of their own (dreamdb sync --force names what was left out)"
+                                 ) in r.output, r.output
+    r = CliRunner().invoke(cli, ["status", "--vault", str(tiny_vault), "--json"])
+    got = json.loads(r.output)
+    assert (got["text_cut"], got["text_cut_examples"]) == (3, cut), r.output
+    # moved, its bytes unchanged (not read again): listed at its new path; cut down or removed: no more
+    (tiny_vault / "knowledge" / "sub").mkdir()
+    (tiny_vault / "knowledge" / "long.md").rename(tiny_vault / "knowledge" / "sub" / "long.md")
+    (tiny_vault / "knowledge" / "fat.md").unlink()
+    index.sync()
+    assert index.status()["text_cut_examples"] == ["core/2.memory.md", "knowledge/sub/long.md"]
+    write_doc(tiny_vault, "knowledge/sub/long.md", "---\ntitle: Long\n---\nokapi early\nlateokapi\n")
+    write_doc(tiny_vault, "core/2.memory.md", "## Small\nshort\n")
+    index.sync()
+    assert index.status()["text_cut"] == 0 and [h.doc_id for h in index.recall("lateokapi")] == ["knowledge/long"]
+    r = CliRunner().invoke(cli, ["status", "--vault", str(tiny_vault)])
+    assert r.exit_code == 0 and "indexed up to" not in r.output
+    index.close()
+
 def test_a_folder_named_almost_dream_context_is_pointed_out(tmp_path, monkeypatch):
     """QA round 119-A F6: a project whose vault is ``dream_context/`` (no underscore) got "No _dream_context/ folder"
     or "not a vault" with no word of the folder beside it."""

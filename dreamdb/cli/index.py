@@ -241,6 +241,15 @@ def status_cmd(vault, as_json):
         click.echo(f"in part:        {n} file{'s' if n != 1 else ''} indexed with undecodable bytes replaced (�)"
                    f" ({', '.join(output.visible_id(p) for p in st['text_replaced_examples'])}{more}): not valid UTF-8;"
                    f" re-save {'them' if n != 1 else 'it'} as UTF-8")
+    if st["text_cut"]:  # (QA round 153-C F2: a note cut at 4 Mi characters, warned of by the sync that read it only)
+        n = st["text_cut"]
+        more = ", …" if n > len(st["text_cut_examples"]) else ""
+        from dreamdb.vault.parse import MAX_NOTE_CHARS
+
+        click.echo(f"in part:        {n} file{'s' if n != 1 else ''} indexed up to {'their' if n != 1 else 'its'} first"
+                   f" {MAX_NOTE_CHARS:,} characters ({', '.join(output.visible_id(p) for p in st['text_cut_examples'])}"
+                   f"{more}): the rest is not found; split {'them' if n != 1 else 'it'} into notes of their own"
+                   " (dreamdb sync --force names what was left out)")
     click.echo(f"last sync:      {st['last_sync']}")
     waiting = (f" (migrations {', '.join(map(str, st['pending_migrations']))} wait for a SQLite that loads"
                " sqlite-vec)" if st["pending_migrations"] else "")

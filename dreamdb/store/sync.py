@@ -255,6 +255,12 @@ TEXT_REPLACED_KEY = "text_replaced"
 bytes replaced (not UTF-8: a note saved in cp1252), kept until the file is fixed or removed (:func:`text_replaced`)."""
 
 
+TEXT_CUT_KEY = "text_cut"
+"""``meta`` key: a JSON object ``{vault-relative path: the sync's warning}`` of the files indexed in part for their
+size (a note past its first 4 Mi characters, :data:`dreamdb.vault.parse.MAX_NOTE_CHARS`; a section of the memory file
+as long; a frontmatter block longer than that), kept until the file is cut down or removed (:func:`text_cut`)."""
+
+
 def frontmatter_unread(conn) -> dict[str, str]:
     """``{vault-relative path: why}`` of the notes the index holds without their frontmatter (their title, dates, tags
     and flags unknown), as the syncs that read them warned (QA round 119-B F2: said by one sync only, then nowhere,
@@ -268,9 +274,16 @@ def text_replaced(conn) -> dict[str, str]:
     return _kept_warnings(conn, TEXT_REPLACED_KEY)
 
 
+def text_cut(conn) -> dict[str, str]:
+    """``{vault-relative path: why}`` of the files the index holds in part for their size (their text past the first
+    4 Mi characters left out, or a frontmatter block longer than that), as the syncs that read them warned (QA round
+    153-C F2: said by the sync that read the file only; status and recall said nothing of it afterwards)."""
+    return _kept_warnings(conn, TEXT_CUT_KEY)
+
+
 def _kept_warnings(conn, key: str) -> dict[str, str]:
     """The ``{path: warning}`` object ``meta`` holds under ``key`` (:data:`FRONTMATTER_UNREAD_KEY`,
-    :data:`TEXT_REPLACED_KEY`); ``{}`` for none, or for a value that is no such object."""
+    :data:`TEXT_REPLACED_KEY`, :data:`TEXT_CUT_KEY`); ``{}`` for none, or for a value that is no such object."""
     row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
     try:
         data = json.loads(row[0]) if row else {}
@@ -647,11 +660,11 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
 
         require_same_install()
     from dreamdb.vault.parse import (frontmatter_unread as unread_because, note_read_limit, parse_file,
-                                     text_replaced as replaced_because)
+                                     text_cut as cut_because, text_replaced as replaced_because)
 
     # the warnings kept for status (meta key → which of a file's warnings, without its path), and what the index
     # holds of them: {meta key: {path: warning}}, read at the first change (a rebuild reads every file)
-    because = {FRONTMATTER_UNREAD_KEY: unread_because, TEXT_REPLACED_KEY: replaced_because}
+    because = {FRONTMATTER_UNREAD_KEY: unread_because, TEXT_REPLACED_KEY: replaced_because, TEXT_CUT_KEY: cut_because}
     kept_by_key: dict[str, dict[str, str]] | None = {key: {} for key in because} if held is not None else None
 
     def kept_warnings() -> dict[str, dict[str, str]]:

@@ -1045,6 +1045,26 @@ def text_replaced(warning: str, rel_path: str) -> str | None:
     return None
 
 
+def text_cut(warning: str, rel_path: str) -> str | None:
+    """What :func:`parse_file`'s ``warning`` on ``rel_path`` says when it is one of text left out at the size limit
+    (:data:`MAX_NOTE_CHARS`: a note, or a section of ``core/2.memory.md``, indexed up to its first 4 Mi characters; a
+    frontmatter block longer than that left out), without the path; else ``None``. The sync keeps these (``meta``
+    ``text_cut``) for ``status``, since the file, unchanged, is not read again (QA round 153-C F2: said by the sync
+    that read it only)."""
+    prefix = f"{rel_path}: "
+    if warning.startswith(prefix) and any(mark in warning for mark in _cut_marks()):
+        return warning[len(prefix):]
+    return None
+
+
+def _cut_marks() -> tuple[str, ...]:
+    """The words of each warning of text left out at :data:`MAX_NOTE_CHARS` (:func:`text_cut`), as
+    :func:`parse_file` and :func:`parse_memory` write them."""
+    limit = f"{MAX_NOTE_CHARS:,}"
+    return (f"; only the first {limit} characters are indexed", f"; only the first {limit} are indexed",
+            f", more than the {limit} a note is indexed up to;", f", more than the {limit} characters a note is indexed up to;")
+
+
 MAX_NOTE_CHARS = 4 * 1024 * 1024
 """Most characters of a markdown file that are indexed (4 Mi, about 700,000 words; the rest is left out, with a
 warning): indexing takes about 20 times a note's size in memory, so one note of 80 MB needed 1.65 GB and, under a
