@@ -1720,6 +1720,41 @@ def test_random_edits_of_multi_document_files_keep_the_index_equal_to_a_rebuild(
     assert _integrity(index) == "ok"
 
 
+
+def test_sync_counts_the_notes_moved_with_their_documents(tiny_vault):
+    """QA round 153-C F5: a folder renamed was reported as "added": 1263, "removed": 1263 though its notes kept their
+    rows and vectors, and nothing said they moved. ``moved`` counts them (each still one added and one removed file),
+    in the report, its JSON and the text output; a note renamed, or moved and edited, is indexed again, not moved."""
+    from click.testing import CliRunner
+
+    from dreamdb.cli import cli
+
+    for n in range(3):
+        write_doc(tiny_vault, f"knowledge/old/n{n}.md", f"walrus note {n}\n")
+    write_doc(tiny_vault, "knowledge/a.md", "alpha\n")
+    index = dreamdb.open(tiny_vault)
+    assert index.sync().moved == 0
+    rows = dict(index.conn.execute("SELECT doc_id, id FROM documents"))
+    (tiny_vault / "knowledge" / "old").rename(tiny_vault / "knowledge" / "new")
+    (tiny_vault / "knowledge" / "a.md").rename(tiny_vault / "knowledge" / "c.md")  # (renamed: another id, re-read)
+    r = index.sync()
+    assert (r.added, r.changed, r.removed, r.unchanged, r.moved) == (4, 0, 4, 0, 3)
+    assert r.as_dict()["moved"] == 3
+    assert {d: i for d, i in index.conn.execute("SELECT doc_id, id FROM documents") if d != "knowledge/c"} == {
+        d: i for d, i in rows.items() if d != "knowledge/a"}
+    index.close()
+    (tiny_vault / "knowledge" / "new").rename(tiny_vault / "knowledge" / "newer")
+    write_doc(tiny_vault, "knowledge/newer/n2.md", "walrus note 2, edited\n")
+    runner = CliRunner()
+    got = json.loads(runner.invoke(cli, ["sync", "--vault", str(tiny_vault), "--json"]).stdout)
+    assert (got["added"], got["removed"], got["moved"]) == (3, 3, 2)
+    (tiny_vault / "knowledge" / "newer").rename(tiny_vault / "knowledge" / "last")
+    r = runner.invoke(cli, ["sync", "--vault", str(tiny_vault)])
+    assert r.stdout.startswith("3 added, 0 changed, 3 removed, 1 unchanged (3 of them moved to another folder: their"
+                               " documents kept) · 4 documents · "), r.stdout
+    r = runner.invoke(cli, ["sync", "--vault", str(tiny_vault)])
+    assert r.stdout.startswith("0 added, 0 changed, 0 removed, 4 unchanged · 4 documents"), r.stdout
+
 def test_notes_moved_between_folders_keep_their_rows_and_equal_a_rebuild(tiny_vault, tmp_path):
     """QA round 127-C F1: a note moved to another folder (a folder renamed) was parsed and analysed again, as a removal
     and an addition: 10,000 notes took 35 s, 2.2 times a first sync. Moved with its bytes, type and name, it keeps its

@@ -51,6 +51,9 @@ class SyncReport:
 
     Attributes:
         added, changed, removed, unchanged: source files in each state.
+        moved: of ``added`` and ``removed``, the notes moved to another folder (a folder renamed) with their name, type
+            and bytes, whose documents were kept under the new path (rows and vectors; each is one added and one
+            removed file as well).
         documents: documents in the index afterwards.
         elapsed_ms: wall time (ms).
         warnings: one line per file that could only be partly indexed.
@@ -61,6 +64,7 @@ class SyncReport:
     changed: int = 0
     removed: int = 0
     unchanged: int = 0
+    moved: int = 0
     documents: int = 0
     elapsed_ms: float = 0.0
     warnings: list[str] = factory(list)
@@ -75,6 +79,7 @@ class SyncReport:
         """JSON-ready mapping."""
         return {
             "added": self.added, "changed": self.changed, "removed": self.removed, "unchanged": self.unchanged,
+            "moved": self.moved,
             "documents": self.documents, "elapsed_ms": round(self.elapsed_ms, 2), "warnings": self.warnings,
             "rebuilt": self.rebuilt,
         }
@@ -779,6 +784,7 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
             new_paths.add(src.rel_path)
             report.added += 1
             report.removed += 1
+            report.moved += 1  # (QA round 153-C F5: a folder renamed was said as so many added and removed alone)
             continue
         if old is not None and old[2] == sha and old[3] is None and _documents_lost(conn, src, raw, size, with_documents):
             warnings.append(f"{src.rel_path}: the index held none of its documents (rows deleted by another "
