@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from dreamdb import config
 from dreamdb.arguments import callback, flags, seconds, whole_number
 from dreamdb.errors import (OPEN_FILES_HINT, DreamdbError, IndexReplaced, IndexTooNew, IndexUnavailable, LockTimeout,
-                            UsageError, VaultNotFound)
+                            UsageError, VaultNotFound, open_files_reason, short_of_files)
 from dreamdb.ranking import signals as S
 from dreamdb.ranking.rank import HIT_COLUMNS, Filters, SqlVocabulary, any_expired, plan_query, rank
 from dreamdb.records import fields, record, replace
@@ -588,7 +588,9 @@ def take_each_once(notes: deque[str]) -> list[str]:
 def _serialized(method: _Method) -> _Method:
     """Run an :class:`Index` method holding the index's lock: one thread at a time uses its connection
     and caches (an index opened in one thread can be used from others, e.g. ``asyncio.to_thread``).
-    Typed to return ``method``'s own signature, so type checkers keep it."""
+    Typed to return ``method``'s own signature, so type checkers keep it. An :class:`OSError` of the open-file limit
+    that no step of the method words itself (:func:`dreamdb.errors.short_of_files`) is raised as a
+    :class:`~dreamdb.errors.DreamdbError` (exit 1) with :data:`~dreamdb.errors.OPEN_FILES_HINT`."""
     @wraps(method)
     def run(self, *args, **kwargs):
         with self._lock:
@@ -626,6 +628,11 @@ def _serialized(method: _Method) -> _Method:
 
                 require_same_install()
                 raise
+            except OSError as exc:  # (one no step said in its own words: a module loaded late, QA round 153-E F1)
+                if not short_of_files(exc):
+                    raise
+                raise DreamdbError(f"Index.{method.__name__} could not open {exc.filename or 'a file it needs'}:"
+                                   f" {open_files_reason(exc)}.", hint=OPEN_FILES_HINT) from exc
             except VaultNotFound:
                 # (the vault's folder is gone: its index file, deleted with it, is not held open, its disk space kept
                 # by a long-lived process; QA round 97-A F5. A vault moved back is reopened by the next call)
@@ -880,6 +887,8 @@ class Index:
             config.prepare_index_dir(self.index_path, chmod_existing=False, parents=self._index_parents(),
                                      given=not self._chosen_path, elsewhere=self._elsewhere)
         except OSError as exc:
+            if short_of_files(exc):  # (not the vault's permissions: QA round 153-E F1)
+                raise self._short_of_files(exc) from None
             if not os.path.isdir(self.vault):  # (its .dreamdb is never made with the vault: QA round 62 H1; nor in a
                 # file put in its place, "Not a directory", whose hint was to make the vault writable: QA round 132-D F1)
                 raise VaultNotFound.gone(self.vault) from exc
@@ -968,6 +977,19 @@ class Index:
             return opened if opened is not None else self._rebuild(exc, found_in=seen)
         except db.DatabaseError as exc:
             return self._rebuild(exc, found_in=seen)
+        except OSError as exc:  # (a migration file, its folder: QA round 153-E F1, a raw OSError from recall)
+            if not short_of_files(exc):
+                raise
+            if conn is not None:
+                with suppress(db.DatabaseError):
+                    conn.close()
+            raise self._short_of_files(exc) from None
+
+    def _short_of_files(self, exc: OSError) -> IndexUnavailable:
+        """The error of an index open that met the open-file limit (``exc``, :func:`dreamdb.errors.short_of_files`):
+        the machine's state, the index left as it is."""
+        return IndexUnavailable(f"Cannot open the index at {self.index_path}: {open_files_reason(exc)}; the index was"
+                                " left as it is.", hint=OPEN_FILES_HINT)
 
     def _locked_while_opening(self, conn, exc: BaseException) -> LockTimeout:
         """The error of an open that waited ``lock_timeout_ms`` for another connection's lock (``exc``: SQLite's lock
@@ -3042,7 +3064,7 @@ class Index:
         except (OSError, MemoryError) as exc:  # the machine's limits while loading (QA round 85 F4: exit 1, no BM25)
             self.model_problem = ("not enough memory to load the embedding model" if isinstance(exc, MemoryError) else
                                   f"the embedding model could not be loaded: {exc.strerror or exc}"
-                                  + (" (raise the open-file limit: ulimit -n 256)" if exc.errno == errno.EMFILE else ""))
+                                  + (" (raise the open-file limit: ulimit -n 256)" if short_of_files(exc) else ""))
             self._model_retry = ("the next query",)  # (never a model state: tried again then)
         return self._embedder
 
@@ -3605,7 +3627,7 @@ class Index:
             gives it and ``supersedes`` takes (``changelog/<id>``), as ``dreamdb remember --json`` prints it (QA round
             99-B F8: the API's result lacked it).
         """
-        from dreamdb import writes
+        writes = _writes()
 
         self._vault_still_here()
         entry = writes.remember(self.vault, text, type=type, scope=scope, summary=summary, references=references,
@@ -3631,7 +3653,7 @@ class Index:
             ``unchanged`` (True: the note already had these values, nothing was written). Before 0.3.4 the path
             alone (QA round 100-C F1: a caller could not tell an edit from a no-op).
         """
-        from dreamdb import writes
+        writes = _writes()
 
         self._vault_still_here()
         kept: list[Path] = []
@@ -3690,7 +3712,7 @@ class Index:
             the document), ``path`` (the file it was, str) and ``moved_to`` (its copy in the trash, str; a link for
             a deleted link). Before 0.3.4 the trash path alone (QA round 100-C F1).
         """
-        from dreamdb import writes
+        writes = _writes()
         from dreamdb.writes.locate import doc_id_of
 
         self._vault_still_here()
@@ -3945,6 +3967,26 @@ def _is_older_dreamdb_index(path: Path) -> bool:
         return False
 
 
+def _writes():
+    """:mod:`dreamdb.writes`, loaded on a process's first write (:meth:`Index.remember`, :meth:`Index.update`,
+    :meth:`Index.delete`).
+
+    Raises:
+        WriteRefused: its files could not be opened for the open-file limit (EMFILE, ENFILE); nothing was written
+            (QA round 153-E F1: a raw OSError naming ``dreamdb/writes/__init__.py``).
+    """
+    try:
+        from dreamdb import writes
+    except OSError as exc:
+        if not short_of_files(exc):
+            raise
+        from dreamdb.errors import WriteRefused
+
+        raise WriteRefused(f"Cannot load dreamdb's writing code ({exc.filename or 'dreamdb.writes'}):"
+                           f" {open_files_reason(exc)}; nothing was changed.", hint=OPEN_FILES_HINT) from exc
+    return writes
+
+
 FILE_HANDLES_NEEDED = 4
 """Files an index open needs at once (the database, its ``-wal`` and ``-shm``, and one to spare):
 :func:`_short_of_file_handles` tries that many before a rebuild."""
@@ -3954,14 +3996,12 @@ def _short_of_file_handles() -> OSError | None:
     """The error of opening :data:`FILE_HANDLES_NEEDED` files at once when this process is at its open-file limit (or
     the system's: EMFILE, ENFILE), else ``None``. SQLite says only "unable to open database file", which reads as
     damage: an index was deleted to be rebuilt under ``ulimit -n 6`` (QA round 84)."""
-    import errno
-
     opened = []
     try:
         for _ in range(FILE_HANDLES_NEEDED):
             opened.append(os.open(os.devnull, os.O_RDONLY))
     except OSError as exc:
-        if exc.errno in (errno.EMFILE, errno.ENFILE):
+        if short_of_files(exc):
             return exc
     finally:
         for fd in opened:

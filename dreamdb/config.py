@@ -665,6 +665,10 @@ def index_file_kind(index_path: Path) -> str:
     database), ``foreign`` (SQLite with another application id) or ``other`` (not SQLite at all:
     damaged, or somebody else's file). A file this process has an open SQLite connection to is
     ``dreamdb`` without being read (see :data:`dreamdb.store.connect._OPEN_FILES`).
+
+    Raises:
+        IndexUnavailable: the file could not be opened for the open-file limit (EMFILE, ENFILE): what it is cannot
+            be told, and ``unreadable`` would blame its permissions (QA round 153-E F1).
     """
     try:
         st = os.stat(index_path)
@@ -683,7 +687,12 @@ def index_file_kind(index_path: Path) -> str:
             header = f.read(100)
     except (FileNotFoundError, NotADirectoryError):  # (a file where the folder should be: said on creation)
         return "missing"
-    except OSError:
+    except OSError as exc:
+        from dreamdb.errors import OPEN_FILES_HINT, IndexUnavailable, open_files_reason, short_of_files
+
+        if short_of_files(exc):
+            raise IndexUnavailable(f"Cannot read the index file {index_path}: {open_files_reason(exc)}; it was left as"
+                                   " it is.", hint=OPEN_FILES_HINT) from None
         return "unreadable"
     if not header:
         return "empty"

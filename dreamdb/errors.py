@@ -10,8 +10,28 @@ never a traceback.
 
 from __future__ import annotations
 
+import errno as _errno
+
 OPEN_FILES_HINT = "Raise the open-file limit (ulimit -n 256), then run the command again."
 """The hint of every error caused by this process's open-file limit (EMFILE): the machine's state, no damage."""
+
+OPEN_FILES_REASONS = {_errno.EMFILE: "this process may open no more files", _errno.ENFILE: "the system may open no more files"}
+"""The errors of an open refused for the number of files open (this process's limit, EMFILE; the system's, ENFILE),
+in words."""
+OPEN_FILES_ERRNOS = frozenset(OPEN_FILES_REASONS)
+
+
+def short_of_files(exc: BaseException | None) -> bool:
+    """Whether ``exc`` is an :class:`OSError` of an open-file limit (:data:`OPEN_FILES_ERRNOS`): the machine's state,
+    never damage, permissions or a bad name, whichever file it names. Every place that words an ``OSError`` asks this
+    first (QA round 153-E F1: one said "fix its permissions", another "cannot use … as a document name")."""
+    return isinstance(exc, OSError) and exc.errno in OPEN_FILES_ERRNOS
+
+
+def open_files_reason(exc: OSError) -> str:
+    """The words for :func:`short_of_files`'s error: ``this process may open no more files (Too many open files)``,
+    or the system for ENFILE (the system's own words in parentheses)."""
+    return f"{OPEN_FILES_REASONS.get(exc.errno or 0, OPEN_FILES_REASONS[_errno.EMFILE])} ({exc.strerror or exc})"
 
 MEMORY_HINT = "Free memory, or raise this process's memory limit (ulimit -v), then run it again."
 """The hint of every error caused by a memory limit (MemoryError, a library that cannot be mapped)."""

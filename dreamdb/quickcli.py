@@ -17,7 +17,7 @@ import errno
 import os
 import sys
 
-from dreamdb.errors import MEMORY_HINT, OPEN_FILES_HINT, DreamdbError
+from dreamdb.errors import MEMORY_HINT, OPEN_FILES_HINT, DreamdbError, short_of_files
 
 _FLAGS = {"--json": "as_json", "--plain": "plain", "--explain": "explain"}
 _VALUED = {"--top": "top", "-n": "top", "--vault": "vaults", "--mode": "mode", "--now": "now", "--types": "types", "-t": "types"}
@@ -269,7 +269,7 @@ def run_guarded(fn) -> int:
         if isinstance(exc, ImportError) and "failed to map segment" in str(exc):  # (QA round 85 F2: a memory limit)
             return print_error(f"Not enough memory to load a library ({exc}).",
                                MEMORY_HINT, 1)
-        if isinstance(exc, OSError) and exc.errno == errno.EMFILE:  # (QA round 83-B F6: an internal error)
+        if short_of_files(exc):  # (QA round 83-B F6: an internal error; ENFILE too, QA round 153-E F1)
             return print_error(f"This process may open no more files ({exc.strerror}: {exc.filename or 'a file'}).",
                                OPEN_FILES_HINT, 1)
         if type(exc).__name__ == "OperationalError" and "disk is full" in str(exc):  # SQLITE_FULL: not damage

@@ -2342,6 +2342,71 @@ def test_an_index_is_never_rebuilt_for_a_process_out_of_file_handles(example_vau
     assert not list(index.index_path.parent.glob("*.not-dreamdb-*"))
 
 
+_AT_THE_FILE_LIMIT = textwrap.dedent("""
+    import os, resource, sys
+    import dreamdb
+    from dreamdb.errors import DreamdbError
+    vault, case = sys.argv[1], sys.argv[2]
+    resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+    with dreamdb.open(vault) as first:  # (closed: a file this process holds open is not read again)
+        first.recall("sleep")  # (the index made, the reads' modules loaded)
+    if case == "many":  # one Index after another, each with its connection open, until the limit
+        kept = []
+        try:
+            for _ in range(200):
+                kept.append(dreamdb.open(vault))
+                kept[-1].recall("sleep")
+        except DreamdbError as exc:
+            print(type(exc).__name__, "|", exc.message, "|", exc.hint)
+        sys.exit(0)
+    op, free = case.split("-")
+    if op == "written":
+        import dreamdb.writes  # (loaded: its lookup of the name meets the limit)
+    fds = []
+    try:
+        while True:
+            fds.append(os.open(os.devnull, os.O_RDONLY))
+    except OSError:
+        pass
+    for _ in range(int(free)):
+        os.close(fds.pop())
+    index = dreamdb.open(vault)
+    try:
+        if op == "recall":
+            index.recall("sleep")
+        else:
+            index.update("release-checklist", append="not written")
+    except DreamdbError as exc:
+        print(type(exc).__name__, "|", exc.message, "|", exc.hint)
+""")
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs RLIMIT_NOFILE in a child process (POSIX)")
+@pytest.mark.parametrize("case, error, what", [
+    ("recall-0", "IndexUnavailable", "Cannot read the index file"),  # (it said: "Fix its permissions")
+    ("many", "IndexUnavailable", "Cannot open the index at"),  # (a raw OSError: the migrations folder)
+    ("update-0", "WriteRefused", "Cannot load dreamdb's writing code"),  # (a raw OSError: dreamdb/writes/__init__.py)
+    ("written-0", "WriteRefused", "Cannot look up 'release-checklist'"),  # (UsageError: "as a document name")
+    ("update-1", "WriteRefused", "Cannot read"),  # (its hint: "Check the file and its folder")
+])
+def test_the_open_file_limit_is_named_as_such_by_reads_and_writes(example_vault, case, error, what):
+    """QA round 153-E F1: a process out of file handles (EMFILE) met a raw OSError (many Indexes open: the migrations'
+    folder; the first write: loading dreamdb.writes), or an error blaming the index's permissions or the document's
+    name, or a write refused with "Check the file". Each is a DreamdbError of its step's class, naming the limit,
+    with OPEN_FILES_HINT; the note is left as it was."""
+    from dreamdb.errors import OPEN_FILES_HINT
+
+    note = example_vault / "knowledge" / "release-checklist.md"
+    before = note.read_bytes()
+    p = subprocess.run([sys.executable, "-c", _AT_THE_FILE_LIMIT, str(example_vault), case],
+                       capture_output=True, text=True, timeout=180)
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    kind, message, hint = p.stdout.strip().split(" | ")
+    assert (kind, hint) == (error, OPEN_FILES_HINT), p.stdout
+    assert message.startswith(what) and "this process may open no more files (Too many open files)" in message, message
+    assert note.read_bytes() == before
+
+
 def test_a_file_found_foreign_is_looked_at_again_under_the_rebuild_lock(example_vault):
     """QA round 92: among 8 processes meeting one damaged index, one read the new index another was making (its
     header's application id not yet written) as another application's database and, once it held the rebuild lock,

@@ -608,13 +608,13 @@ def _open_model_file(file: Path) -> tuple:
             again: QA round 144-C F4, onnxruntime's "system error number 13" was said to be a corrupt model), the
             open-file limit, or it is gone.
     """
-    import errno
+    from dreamdb.errors import open_files_reason, short_of_files
 
     try:
         f = open(file, "rb", buffering=0)
     except OSError as exc:
-        if exc.errno == errno.EMFILE:
-            raise ModelError(f"{file} cannot be loaded: this process may open no more files ({_short(exc)}).",
+        if short_of_files(exc):
+            raise ModelError(f"{file} cannot be loaded: {open_files_reason(exc)}.",
                              hint="Raise the open-file limit (ulimit -n 256).") from None
         raise ModelError(f"{file} cannot be read: {exc.strerror or exc}",
                          hint=unreadable_hint(exc, file) or reinstall_hint()) from None

@@ -20,7 +20,8 @@ from contextvars import ContextVar
 from datetime import datetime, timezone
 from pathlib import Path
 
-from dreamdb.errors import IndexUnavailable, LockTimeout, VaultNotFound, WriteRefused
+from dreamdb.errors import (OPEN_FILES_ERRNOS, OPEN_FILES_HINT, OPEN_FILES_REASONS, IndexUnavailable, LockTimeout,
+                            VaultNotFound, WriteRefused)
 
 
 #: Seconds a write waits for another dreamdb process's vault lock.
@@ -62,7 +63,7 @@ _OS_REASONS = {errno.ENOSPC: "the disk is full", getattr(errno, "EDQUOT", -1): "
                errno.EROFS: "the file system is read-only", errno.EACCES: "permission denied",
                errno.EPERM: "permission denied", errno.EISDIR: "it is a folder, not a file",
                errno.ENOTDIR: "a part of its path is a file, not a folder", errno.EFBIG: "the file is too large",
-               errno.ENAMETOOLONG: "its name or path is too long for the system"}
+               errno.ENAMETOOLONG: "its name or path is too long for the system", **OPEN_FILES_REASONS}
 CHECK_HINT = "Check the file and its folder, then retry."
 """The hint of a write refused for a cause :func:`refuse_os_errors` cannot name (a caller may say more)."""
 
@@ -74,7 +75,8 @@ _OS_HINTS = {errno.ENOSPC: "Free some disk space, then retry.",
              errno.EISDIR: "A file is expected there: move the folder away, then retry.",
              errno.ENOTDIR: "A folder is expected there: move the file that stands in its way, then retry.",
              errno.ENAMETOOLONG: f"Use a shorter name or a shallower folder (a name may have {NAME_MAX} bytes, a path"
-                                 f" {PATH_MAX - 1:,}), then retry."}
+                                 f" {PATH_MAX - 1:,}), then retry.",
+             **dict.fromkeys(OPEN_FILES_ERRNOS, OPEN_FILES_HINT)}  # (QA round 153-E F1: "Check the file")
 
 
 def file_size_limited() -> bool:
@@ -95,7 +97,7 @@ def refuse_os_errors(path: Path, action: str = "write") -> Iterator[None]:
 
     The message names the file (the error's own file name, else ``path``) and
     the cause in words (disk full, quota exceeded, read-only file system,
-    permission denied); the block's writes are atomic, so nothing was changed.
+    permission denied, the open-file limit); the block's writes are atomic, so nothing was changed.
 
     Args:
         path: the file the block reads or writes.

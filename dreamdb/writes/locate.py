@@ -15,7 +15,8 @@ from pathlib import Path
 from shlex import quote as shlex_quote
 from typing import Any
 
-from dreamdb.errors import DreamdbError, NotFound, UsageError, WriteRefused
+from dreamdb.errors import (OPEN_FILES_HINT, DreamdbError, NotFound, UsageError, WriteRefused, open_files_reason,
+                            short_of_files)
 from dreamdb.output import some_of, typable_id, untypable
 from dreamdb.vault.discover import (VAULT_DIR_NAME, accent_twins, folder_link, twin_clause, twins_reason,
                                     in_archive, is_utf8, name_on_disk, walk)
@@ -917,7 +918,7 @@ def find_document(vault: Path, slug: str) -> tuple[str, Path]:
 
     Raises:
         UsageError: as :func:`_find_document`, and for a name the file system refuses (too long).
-        WriteRefused: the name leads into a symlink loop.
+        WriteRefused: the name leads into a symlink loop, or the open-file limit was met (EMFILE, ENFILE).
         NotFound, VaultNotFound: as :func:`_find_document`.
     """
     import unicodedata
@@ -949,6 +950,9 @@ def find_document(vault: Path, slug: str) -> tuple[str, Path]:
     except RuntimeError as exc:  # Path.resolve() on a symlink loop
         raise WriteRefused(f"{slug!r} leads into a symlink loop ({exc}).", hint="Fix the link in the vault.") from exc
     except OSError as exc:
+        if short_of_files(exc):  # (the machine's state, not the name: QA round 153-E F1)
+            raise WriteRefused(f"Cannot look up {slug!r} in the vault: {open_files_reason(exc)}; nothing was changed.",
+                               hint=OPEN_FILES_HINT) from exc
         raise UsageError(f"Cannot use {slug!r} as a document name: {exc.strerror or exc}.") from exc
 
 
