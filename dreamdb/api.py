@@ -694,7 +694,8 @@ class Index:
         include_archives: index dot-folders (default: ``DREAMDB_INCLUDE_ARCHIVES``).
         auto_sync: sync (stat pre-filter) before every recall. Without it, an index recording another vault than
             this one is synced once all the same (:meth:`_sync_for_other_vault`), as is one found damaged when opened
-            and rebuilt (:meth:`_sync_rebuilt_index`), and a vault folder gone (moved,
+            and rebuilt (:meth:`_sync_rebuilt_index`), a first build of the index by another process is waited for
+            (:meth:`_wait_for_first_build`), and a vault folder gone (moved,
             deleted, replaced by a file) raises :class:`~dreamdb.errors.VaultNotFound` as with it.
         lock_timeout_ms: how long a write waits for another process's lock (ms): the index's write lock, and the
             vault's for ``remember``, ``update`` and ``delete``.
@@ -2369,11 +2370,7 @@ class Index:
             if isinstance(exc, (FirstBuildElsewhere, RebuildElsewhere)):  # (a damaged index, being rebuilt elsewhere:
                 raise  # no index to answer from, and not waited for twice; QA round 152-C F2)
             if building:  # still building: no answer rather than an empty one (QA round 50)
-                raise FirstBuildElsewhere(
-                    f"Another dreamdb process (or another open Index of this process) is building this vault's index"
-                    f" for the first time, and has not "
-                    f"finished within {self.lock_timeout_ms / 1000:g} s: there is nothing to answer from yet.",
-                    hint="Retry in a moment (a first build of a large vault takes a while).") from exc
+                raise self._first_build_not_done() from exc
             self._updating_elsewhere = True
             # (one process's two dreamdb.open() lock each other too: QA round 75 F10; an index of another version's
             # format is said, as a read-only open says it: QA round 146-B F2)
@@ -2414,14 +2411,50 @@ class Index:
         """The sync a read (recall, list, status, warm) runs first: :meth:`sync_for_read` with ``auto_sync``, else
         :meth:`_vault_still_here` (one stat: the sync's own check of a vault gone, QA round 135-A F3: a vault moved,
         deleted or replaced by a file was read from its index, hits at paths that no longer exist, and a
-        :class:`~dreamdb.multi.MultiIndex` never left it out), :meth:`_sync_rebuilt_index` and
-        :meth:`_sync_for_other_vault`."""
+        :class:`~dreamdb.multi.MultiIndex` never left it out), :meth:`_sync_rebuilt_index`,
+        :meth:`_wait_for_first_build` and :meth:`_sync_for_other_vault`."""
         if self.auto_sync:
             self.sync_for_read()
         else:
             self._vault_still_here()
             self._sync_rebuilt_index()
+            self._wait_for_first_build()
             self._sync_for_other_vault()
+
+    def _wait_for_first_build(self) -> None:
+        """Without ``auto_sync``: wait for another process's first build of the index, as :meth:`sync_for_read` does,
+        without syncing. An index never synced (:meth:`_first_build_elsewhere`) whose write lock another connection
+        holds is being built: its lock is waited for, up to ``lock_timeout_ms``, and the read answers from what that
+        build committed. An index never synced that nobody holds is read as it is (recall's note: call sync()
+        first). QA round 153-E F2: recall answered nothing, "it has never been synced … call sync() first", and
+        list_documents and status 0 documents, while a `dreamdb sync` built the index.
+
+        Raises:
+            FirstBuildElsewhere: the build has not finished within ``lock_timeout_ms`` (exit 5).
+        """
+        from dreamdb.errors import LockTimeout
+
+        if self._opened_read_only() or not self._first_build_elsewhere():
+            return
+        try:
+            with db.write_transaction(self.conn):  # (taken once the build commits, or at once; nothing is written)
+                pass
+        except LockTimeout as exc:
+            if self._first_build_elsewhere():  # (else built meanwhile, another write holding the lock now: read)
+                raise self._first_build_not_done() from exc
+        except db.OperationalError:  # (the write lock cannot be taken at all, a read-only file: read as it is)
+            pass
+
+    def _first_build_not_done(self):
+        """The :class:`~dreamdb.errors.FirstBuildElsewhere` of a read that waited ``lock_timeout_ms`` for another
+        process's first build of the index (:meth:`sync_for_read`, :meth:`_wait_for_first_build`)."""
+        from dreamdb.errors import FirstBuildElsewhere
+
+        return FirstBuildElsewhere(
+            f"Another dreamdb process (or another open Index of this process) is building this vault's index"
+            f" for the first time, and has not "
+            f"finished within {self.lock_timeout_ms / 1000:g} s: there is nothing to answer from yet.",
+            hint="Retry in a moment (a first build of a large vault takes a while).")
 
     def _sync_rebuilt_index(self) -> None:
         """Without ``auto_sync``: sync as a read does (:meth:`sync_for_read`) when opening the index rebuilt it

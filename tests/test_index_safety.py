@@ -340,6 +340,52 @@ def test_a_recall_waits_for_another_process_first_sync(example_vault):
     assert not any("another dreamdb process" in n for n in notes)
 
 
+@pytest.mark.parametrize("wait_ms", [10_000, 300])
+def test_a_read_without_auto_sync_waits_for_another_first_build(example_vault, wait_ms):
+    """QA round 153-E F2: with ``auto_sync=False``, a read while another process built the index for the first time
+    answered from the empty index: recall nothing ("it has never been synced … call sync() first"), list_documents
+    nothing, status 0 documents and no last sync. It waits for that build as an auto_sync read does (README: from any
+    call that opens or reads it), then answers from it; past ``lock_timeout_ms``, FirstBuildElsewhere. Nothing is
+    synced by the reader itself: an index never synced that nobody builds still says to call sync()."""
+    import threading
+
+    from dreamdb.errors import FirstBuildElsewhere
+
+    dreamdb.open(example_vault, auto_sync=False).close()  # the schema, no documents yet
+    alone = dreamdb.open(example_vault, auto_sync=False)
+    assert alone.recall("sleep debt") == [] and any("call sync() first" in n for n in alone.take_notes())
+    assert alone.status()["documents"] == 0  # (nobody building: read as it is, not synced by the reader)
+    alone.close()
+    building = threading.Event()
+
+    def hold(done, total):  # (the builder's first progress: inside its write transaction)
+        if not building.is_set():
+            building.set()
+            time.sleep(2)
+
+    def first_build_elsewhere():
+        with dreamdb.open(example_vault, auto_sync=False) as ix:
+            ix.sync(progress=hold)
+
+    t = threading.Thread(target=first_build_elsewhere)
+    t.start()
+    try:
+        assert building.wait(10)
+        reader = dreamdb.open(example_vault, auto_sync=False, lock_timeout_ms=wait_ms)
+        if wait_ms < 2000:
+            with pytest.raises(FirstBuildElsewhere, match="has not finished within 0.3 s"):
+                reader.recall("sleep debt")
+            return
+        hits = reader.recall("sleep debt", now="2026-08-18T00:00:00Z")  # (answered once the build committed)
+        notes = reader.take_notes()
+        documents, status = len(reader.list_documents()), reader.status()
+    finally:
+        t.join()
+    assert hits and hits[0].doc_id == "feature/sleep-consolidation"
+    assert not any("never been synced" in n for n in notes), notes
+    assert documents == status["documents"] == 13 and status["last_sync"]
+
+
 @pytest.mark.parametrize("kwargs, message", [
     ({"types": 5}, "types must be a string or a list of strings"),
     ({"tags": [1, 2]}, "tags must be a string or a list of strings"),
