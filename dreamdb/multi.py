@@ -83,6 +83,18 @@ class MultiIndex:
     def __repr__(self) -> str:
         return f"<dreamdb.MultiIndex vaults={[str(i.vault) for i in self.indexes]!r}>"
 
+    def __reduce__(self):
+        """A MultiIndex holds its vaults' :class:`Index` objects, which do not pickle (:meth:`Index.__reduce__`).
+        QA round 153-E F3: pickling one said "An Index cannot be pickled", naming its first vault alone.
+
+        Raises:
+            UsageError: always; a worker opens the vaults itself.
+        """
+        raise UsageError(f"A MultiIndex cannot be pickled or sent to another process (its vaults: "
+                         f"{', '.join(str(i.vault) for i in self.indexes)}).",
+                         hint="Pass the vaults' paths and open them in the worker: dreamdb.open([path, …]). Hits"
+                              " pickle.")
+
     def recall(self, query: str, top: int = 5, **kwargs) -> list[Hit]:
         """Recall from every vault and merge them (see the module docstring); arguments as :meth:`Index.recall`.
 

@@ -45,6 +45,22 @@ def test_hits_merged_by_rank_score_each_naming_its_vault(two_vaults):
     assert [h["vault"] for h in json.loads(p.stdout)["hits"]] == [str(b.resolve()), str(a.resolve())]
 
 
+def test_a_multi_index_refuses_pickling_naming_itself_and_every_vault(two_vaults):
+    """QA round 153-E F3: pickling a MultiIndex said "An Index cannot be pickled … (<first vault>)": another class,
+    one vault of two. Its hits pickle."""
+    import pickle
+
+    a, b = two_vaults
+    with dreamdb.open([a, b]) as index:
+        hits = index.recall("narwhal")
+        with pytest.raises(UsageError) as info:
+            pickle.dumps(index)
+    assert info.value.message == (f"A MultiIndex cannot be pickled or sent to another process (its vaults: {a.resolve()},"
+                                  f" {b.resolve()}).")
+    assert "dreamdb.open([path, …])" in info.value.hint
+    assert pickle.loads(pickle.dumps(hits)) == hits
+
+
 def test_equal_hits_of_two_copies_of_a_vault_follow_the_tie_rule_in_either_order_without_now(tmp_path):
     """QA round 151-F F1: without ``now`` each vault read the clock itself, a little later than the one before, so
     a note's two copies differed in recency beyond the rankScore's 40-bit tie and came in ``--vault`` order: a's copy
