@@ -60,6 +60,22 @@ Confidence-adaptive fusion, reference constants from dreamcontext v0.24:
   one translated into it through the lexicon or a loanword, with at least
   as many of its terms found there as in its own language
   (:func:`dreamdb.hybrid.reads_other_language`, 2 Dec 2026; measured there).
+  An imputed rank is one BM25's own list has: a cross-language document the
+  dense channel ranks deeper than BM25's list is long stays unranked by BM25,
+  as a document in the query's language that BM25 did not match is (QA round
+  153-B F1: in the example vault the one Turkish note, last of 11 by the dense
+  channel for ``prompt hook``, took BM25 rank 11 of a list of 3 and came third
+  on both channels' shares, above every English note with one). Measured (7
+  Dec 2026) over 240 XQuAD paragraphs, n of them Turkish, hybrid with the
+  model's vectors of the paragraphs and of two questions each: English
+  questions on English paragraphs with a Turkish paragraph of another article
+  in their top 3, n = 2: 4.93 % → 3.38 %, n = 5: 8.78 % → 6.28 % (three draws
+  of the Turkish paragraphs each); nDCG@10 of every question group (Turkish or
+  English questions, on Turkish or English paragraphs) unchanged, and over the
+  eval's corpus of both languages (``para-mixed``) English questions on
+  Turkish paragraphs 0.892 → 0.891, the rest unchanged; the gold set's
+  rankings (``python -m eval --set dreamcontext --modes bm25,hybrid``)
+  unchanged.
 
 Plain RRF (equal weights, no pin guard) exists for A/B comparison only.
 Inputs are ``{key: score}`` maps or best-first key lists; outputs are
@@ -138,12 +154,15 @@ def imputed_bm25_ranks(bm25_ranked: list, dense_ranked: list, cross_language) ->
 
     Returns:
         ``({key: rank}, keys whose rank was imputed)``: a cross-language document the dense channel
-        ranks better than BM25 does (or BM25 does not rank at all) takes its dense rank.
+        ranks better than BM25 does (or BM25 does not rank at all) takes its dense rank, when that is
+        a rank BM25's own list has (at most ``len(bm25_ranked)``; see the module docstring).
     """
     ranks = {key: r for r, key in enumerate(bm25_ranked, 1)}
     imputed = set()
     if cross_language:
-        for r, key in enumerate(dense_ranked, 1):
+        # (no deeper than BM25's own list: below its last document are the ones it did not match, which take no
+        # BM25 rank; QA round 153-B F1)
+        for r, key in enumerate(dense_ranked[:len(bm25_ranked)], 1):
             if key in cross_language and r < ranks.get(key, r + 1):
                 ranks[key] = r
                 imputed.add(key)

@@ -99,6 +99,36 @@ def test_a_cross_language_document_takes_its_dense_rank_when_that_is_better():
     assert "imputed" not in info
 
 
+def test_a_cross_language_document_below_bm25s_list_takes_no_bm25_rank():
+    """QA round 153-B F1: the example vault, English query ``prompt hook``. BM25 ranks 3 documents; the one Turkish
+    note (knowledge/uyku-borcu) matches no word and the dense channel ranks it last, 11th. Its dense rank was imputed
+    as its BM25 rank, 11th of a list of 3, and with both shares, 0.6/71 + 0.4/71, it came 3rd, above every English
+    note BM25 did not match (one share each). A rank deeper than BM25's list is where BM25 leaves the documents it
+    did not match: none is imputed there."""
+    bm_keys = ["feature/prompt-hook", "changelog/2026-08-12-recall-1", "knowledge/decision-sqlite-index"]
+    bm_scores = {"feature/prompt-hook": 11.0719, "changelog/2026-08-12-recall-1": 2.3989,
+                 "knowledge/decision-sqlite-index": 0.8548}
+    dense_keys = ["feature/prompt-hook", "knowledge/decision-sqlite-index", "task/add-dedup-gate",
+                  "insight/short-queries", "memory/technical-decisions", "memory/known-issues",
+                  "objective/ship-hybrid-recall", "feature/sleep-consolidation", "knowledge/release-checklist",
+                  "thesis/bm25-first", "knowledge/uyku-borcu"]
+    cos = {k: 0.88 - 0.01 * i for i, k in enumerate(dense_keys)}
+    turkish = {"knowledge/uyku-borcu"}
+    ranks, imputed = F.imputed_bm25_ranks(bm_keys, dense_keys, turkish)
+    assert imputed == set() and "knowledge/uyku-borcu" not in ranks
+    fused, info = F.adaptive_fusion(bm_keys, bm_scores, 5.5951, dense_keys, cos, cross_language=turkish)
+    order = [k for k, _ in fused]
+    assert "imputed" not in info and order[-1] == "knowledge/uyku-borcu"
+    assert dict(fused)["knowledge/uyku-borcu"] == pytest.approx(F.DENSE_WEIGHT / (F.RRF_K + 11))
+    # within BM25's list it is imputed as before: dense 3rd of 11, BM25's list 3 long
+    moved = dense_keys[:2] + ["knowledge/uyku-borcu"] + dense_keys[2:-1]
+    ranks, imputed = F.imputed_bm25_ranks(bm_keys, moved, turkish)
+    assert imputed == turkish and ranks["knowledge/uyku-borcu"] == 3
+    # and at 4th, one past the list's end, it is not
+    moved = dense_keys[:3] + ["knowledge/uyku-borcu"] + dense_keys[3:-1]
+    assert F.imputed_bm25_ranks(bm_keys, moved, turkish)[1] == set()
+
+
 def test_the_query_language_counts_turkish_typed_without_its_letters():
     from dreamdb.hybrid import query_is_turkish
     from dreamdb.ranking.rank import QueryPlan

@@ -180,8 +180,9 @@ def test_recall_hybrid_explain(capsys, embedded):
     seen = {"relative": False, "rrf": False}
     imputed = False
     # (the first query's BM25 is decisive: relative fusion; the second's is not: RRF, the Turkish note's BM25
-    # rank imputed from the dense channel; should ranking change, pick other queries that show each case)
-    for query in ("sleep consolidation bookmarks salience debt weighted sum session", "how is sleep debt computed"):
+    # rank imputed from the dense channel; should ranking change, pick other queries that show each case. QA round
+    # 153-B F1: "how is sleep debt computed" no longer: BM25 ranks one note, the Turkish one is 2nd by dense)
+    for query in ("sleep consolidation bookmarks salience debt weighted sum session", "when must the agent sleep"):
         doc = run(capsys, "recall", "--vault", vault, "--json", "--explain", "--mode", "hybrid", "--top", "5", query)
         check_keys(doc, "recall")
         assert doc["mode"] == "hybrid" and doc["requested_mode"] == "hybrid", doc["notes"]
