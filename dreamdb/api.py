@@ -3475,7 +3475,7 @@ class Index:
     def _hits(self, ranked, plan, *, mode: str, explain: bool) -> list[Hit] | None:
         """:class:`Hit` objects for ranked results (``None`` passes through: a hybrid ranking that fell back)."""
         if explain:  # (imported only where it is called: ≈ 0.7 µs a recall otherwise)
-            from dreamdb.ranking.rank import explain_terms
+            from dreamdb.ranking.rank import explain_terms, explanation_frequencies
         if ranked is None:
             return None
         if not ranked:
@@ -3514,6 +3514,7 @@ class Index:
             superseded = superseded_by(self.conn, [r.doc_id for r in ranked])
         out = []
         weights = self._term_weights(plan)
+        frequencies = explanation_frequencies(self.conn, plan) if explain and ranked else None
         for r in ranked:
             p = prepared.get(r.rowid)
             if p is None:
@@ -3525,7 +3526,7 @@ class Index:
                 r.doc_id, r.type, slug, title, description, path, r.score, r.rank_score, date, status, level,
                 list(tags), superseded.get(r.doc_id), vault, mode,
                 r.signals() if explain else None,
-                explain_terms(self.conn, r.rowid, plan) if explain else None,
+                explain_terms(self.conn, r.rowid, plan, frequencies) if explain else None,
                 None, (self._body_loader(r.rowid, path[len(prefix):], entry), weights, description, turkish),
             ))
         return out

@@ -311,3 +311,118 @@ def test_raw_bm25_of_any_document_equals_the_ranking_score(real_index):
     for d in below[:10]:
         assert explained[d].signals() == whole[d].signals() and explained[d].bm25f > 0 and explained[d].base > 0
     assert raw_bm25(real_index.conn, everyone, []) == {}
+
+
+def _long_queries(conn, sizes=(4000, 1000)) -> list[str]:
+    """Prose queries cut from the vault's own notes: their bodies, in doc_id order, run together and cut into
+    pieces of each size (three pieces of each)."""
+    bodies = " ".join(b for (b,) in conn.execute("SELECT body FROM documents WHERE type = 'knowledge' ORDER BY doc_id"))
+    text = " ".join(bodies.split())
+    return [text[start * size:(start + 1) * size] for size in sizes for start in (0, 7, 19)]
+
+
+@needs_real_vault
+@pytest.mark.parametrize("lengths", ["read once", "a posting at a time"])
+def test_the_fast_ranking_statement_gives_the_plain_ones_hits_and_floats(real_index, lengths, monkeypatch):
+    """QA round 153-C F1: the ranking statement's fast form (MATERIALIZED tables, ``r`` kept from being flattened
+    into ``agg``, field lengths read once a document) returns the very rows of the plain one, the statement before
+    it: the same hits in the same order, every float equal to the last bit, on the real vault's notes as long
+    prompts (4,000 and 1,000 characters, up to 255 terms), short queries, top 5 and 50 (the candidates a fusion
+    asks for), filters, synonyms and translated words counted as classes."""
+    import random
+
+    from dreamdb.ranking.rank import MAX_QUERY_TERMS, Filters, SqlVocabulary, plan_query, rank
+    from dreamdb.ranking.synonyms import load_synonyms
+    from dreamdb.records import replace
+
+    monkeypatch.setattr("dreamdb.ranking.rank.LENGTHS_AFTER_POSTINGS", 0.0 if lengths == "read once" else math.inf)
+    conn = real_index.conn
+    syn, vocabulary, rng = load_synonyms(real_index.vault), SqlVocabulary(conn), random.Random(11)
+    vocab = [t for (t,) in conn.execute("SELECT term FROM terms WHERE df BETWEEN 2 AND 200 ORDER BY term")]
+    queries = _long_queries(conn) + ["how do agents remember things between sessions", "sleep debt", "sqlite wal",
+                                     "recall hook latency budget", "release checklist"]
+    filters = [Filters(), Filters(types=["knowledge", "feature"]), Filters(since_days=20683.0 - 400, min_level=2),
+               Filters(exclude_types=["changelog"], include_expired=True)]
+    longest = 0
+    for i, text in enumerate(queries):
+        plan = plan_query(text, syn, vocabulary=vocabulary)
+        longest = max(longest, len(plan.terms))
+        plans = [plan, replace(plan, translated={t: rng.choice(vocab) for t in plan.terms[::3]})]
+        for plan in plans:
+            for top in (5, 50):
+                f = filters[(i + top) % len(filters)]
+                fast = rank(conn, plan, top=top, now_days=20683.0, filters=f)
+                plain = rank(conn, plan, top=top, now_days=20683.0, filters=f, plain=True)
+                assert len(fast) == min(top, len(plain)) and fast
+                assert [(r.doc_id, r.signals(), r.score, r.bm25f, r.structured, r.rank_score) for r in fast] == \
+                       [(r.doc_id, r.signals(), r.score, r.bm25f, r.structured, r.rank_score) for r in plain]
+    assert longest == MAX_QUERY_TERMS  # (the 4,000-character prompts reach the cap)
+
+
+@needs_real_vault
+def test_a_long_prompt_costs_the_ranking_statement_less_of_its_plain_work(real_index):
+    """QA round 153-C F1: a 4,000-character prompt (256 terms) was scored with SQLite evaluating each query term's
+    JSON again for every posting, the field-length arithmetic three times over, and reading each posting's
+    document row (its body's overflow pages, where the lengths follow it): seconds over 10,000 notes. Now the
+    statement reads every document's lengths once (``MATERIALIZE dl``, a scan of ``documents``, which the
+    posting loop no longer searches) and the query terms once (``MATERIALIZE q``); counted in SQLite's virtual
+    machine instructions (``set_progress_handler``: deterministic, unlike a clock; a row read from the disk
+    counts as one), it does at most three quarters of the plain statement's work on the real vault's notes."""
+    from dreamdb.ranking.rank import SqlVocabulary, plan_query, rank
+
+    conn = real_index.conn
+    counted = [0]
+
+    def count():
+        counted[0] += 1
+        return 0
+
+    class Recorder:  # the connection, keeping the ranking statement it runs
+        def execute(self, sql, params=()):
+            if "agg AS" in sql:
+                statements.append((sql, params))
+            return conn.execute(sql, params)
+
+    for text in _long_queries(conn, sizes=(4000,)):
+        plan = plan_query(text, vocabulary=SqlVocabulary(conn))
+        work, plans = {}, {}
+        for plain in (True, False):
+            statements = []
+            rank(Recorder(), plan, top=5, now_days=20683.0, plain=plain)
+            (sql, params), = statements
+            plans[plain] = [row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + sql, params)]
+            counted[0] = 0
+            conn.set_progress_handler(count, 1000)
+            try:
+                conn.execute(sql, params).fetchall()
+            finally:
+                conn.set_progress_handler(None, 0)
+            work[plain] = counted[0]
+        assert "MATERIALIZE q" in plans[False] and "MATERIALIZE dl" in plans[False]
+        assert "MATERIALIZE q" not in plans[True] and "MATERIALIZE dl" not in plans[True]
+        # documents searched by row id for the hits' columns only, where the plain statement did so for every posting too
+        assert plans[False].count("SEARCH d USING INTEGER PRIMARY KEY (rowid=?)") == 1
+        assert plans[True].count("SEARCH d USING INTEGER PRIMARY KEY (rowid=?)") == 2
+        assert work[False] * 4 <= work[True] * 3, work
+
+
+@pytest.mark.parametrize("engine", ["sql", "memory"])
+def test_an_explained_recall_reads_the_query_terms_document_frequencies_once(tiny_vault, engine, monkeypatch):
+    """QA round 153-C F1: each explained hit (the prompt hook explains its three) read the document frequency of every
+    query term again, a scan of all their postings (0.24 s each for a 4,000-character prompt over 10,000 notes); now
+    one read serves every hit, whose terms are those it gave alone."""
+    from dreamdb.ranking import rank as R
+
+    _tiny(tiny_vault)
+    index = dreamdb.open(tiny_vault, engine=engine)
+    calls = []
+    read = R.document_frequencies
+    monkeypatch.setattr(R, "document_frequencies", lambda conn, terms: calls.append(list(terms)) or read(conn, terms))
+    hits = index.recall("apple banana cherry", explain=True, top=3)
+    assert len(hits) == 3
+    explained = [c for c in calls if c == ["appl", "banana", "cherri"]]
+    assert len(explained) == (2 if engine == "sql" else 1), calls  # (the SQL engine's ranking reads them too)
+    plan = R.plan_query("apple banana cherry")
+    for hit in hits:
+        rowid = index.conn.execute("SELECT id FROM documents WHERE doc_id = ?", (hit.doc_id,)).fetchone()[0]
+        assert hit.terms == R.explain_terms(index.conn, rowid, plan) and hit.terms

@@ -605,3 +605,26 @@ def test_timed_processes_run_this_trees_dreamdb_with_its_bytecode_cached(tmp_pat
     assert p.returncode == 0 and "the other tree" not in p.stderr, p.stderr
     assert bench_recall.processes_note().startswith(f"processes: {' '.join(bench_recall.dreamdb_command())} with"
                                                     f" PYTHONPATH={ROOT} (this tree's dreamdb)")
+
+
+def test_bench_rank_smoke(tmp_path):
+    """scripts/bench_rank.py (QA round 153-C F1) times the ranking statement's fast and plain forms side by side and
+    checks that they return the same hits and floats."""
+    import dreamdb
+
+    vault = tmp_path / "_dream_context"
+    shutil.copytree(ROOT / "examples" / "_dream_context", vault, ignore=shutil.ignore_patterns(".dreamdb"))
+    index = dreamdb.open(vault)
+    index.sync()
+    index.close()
+    p = run(SCRIPTS / "bench_rank.py", vault, "--runs", "1", "--long", "400", "--pieces", "1", "--short", "sleep debt",
+            "--json")
+    assert p.returncode == 0, p.stderr[-2000:]
+    res = json.loads(p.stdout)
+    assert res["runs"] == 1 and res["documents"] > 0
+    kinds = [(r["kind"], r["top"]) for r in res["results"]]
+    assert kinds == [("prose", 5), ("prose", 50), ("short", 5), ("short", 50)], res
+    assert all(r["same"] and r["fast_ms"] > 0 and r["plain_ms"] > 0 and r["hits"] > 0 for r in res["results"]), res
+    assert res["results"][0]["characters"] == 400 and res["results"][0]["terms"] > 10
+    p = run(SCRIPTS / "bench_rank.py", vault, "--runs", "0")
+    assert p.returncode == 2 and "--runs must be at least 1" in p.stderr and "Traceback" not in p.stderr

@@ -1873,14 +1873,22 @@ class Ranked:
         }
 
 
+# The ranking statement (:func:`ranking_sql`). Its fast form (QA round 153-C F1: a 4,000-character prompt over
+# 10,000 notes, 449,000 postings, took seconds) differs from the plain one in three ways that leave every float as
+# it was, summed in the same order: q, c and ci are MATERIALIZED (read as views, their json_extract calls ran
+# again for every posting joined with them); r ends in LIMIT -1, which keeps SQLite from flattening it into agg,
+# where each of its columns was computed again wherever agg names it (tff, four divisions, three times a
+# posting); and a query of many postings (LENGTHS_AFTER_POSTINGS) reads the field lengths of every document the
+# filters keep once, into dl, where a posting's lookup in documents reads the body's overflow pages too (the
+# lengths are stored after it).
 _SQL = """
-WITH q(term, idf, w_raw, w_f, w_rank) AS (
+WITH q(term, idf, w_raw, w_f, w_rank) AS {materialized}(
     SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'),
            json_extract(value, '$[3]'), json_extract(value, '$[4]')
     FROM json_each(:q)
 ),
-c(term, cls) AS (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(:c)),
-ci(cls, idf) AS (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(:ci)),
+c(term, cls) AS {materialized}(SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(:c)),
+ci(cls, idf) AS {materialized}(SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(:ci)),{lengths}
 src AS (
     SELECT p.doc AS doc, q.idf AS idf, q.w_raw AS w_raw, q.w_f AS w_f, q.w_rank AS w_rank, p.tf_title AS tf_title,
            p.tf_description AS tf_description, p.tf_tags AS tf_tags, p.tf_body AS tf_body, p.tf_slug AS tf_slug
@@ -1901,8 +1909,7 @@ r AS (
          + :w_body * s.tf_body / (:nb + :b_body * d.len_body) AS tff,
            (s.tf_title > 0 OR s.tf_slug > 0) AS in_id,
            d.identity_boost AS ib
-    FROM src s JOIN documents d ON d.id = s.doc
-    WHERE {where}
+    FROM {documents}{limit}
 ),
 agg AS (
     SELECT doc,
@@ -1922,6 +1929,36 @@ FROM agg a JOIN documents d ON d.id = a.doc
 WHERE a.raw > 0 OR a.bm25f > 0 OR (a.ib AND a.id_hits > 0)
 ORDER BY ub DESC, d.doc_id
 """
+
+
+_LENGTHS = """
+dl(id, len_title, len_description, len_tags, len_body, identity_boost) AS MATERIALIZED (
+    SELECT d.id, d.len_title, d.len_description, d.len_tags, d.len_body, d.identity_boost FROM documents d
+    WHERE {where}
+),"""
+
+LENGTHS_AFTER_POSTINGS = 2.0
+"""Postings to score per document of the index from which :func:`rank` reads every document's field lengths once
+(``dl`` in :data:`_SQL`) rather than once a posting. Measured on a generated vault of 10,000 notes (QA round 153-C
+F1, median of 5, on a machine shared with other jobs): reading them all took 50 ms; a 3-word query of 6,762
+postings took 190 ms looking them up a posting and 209 ms reading them all, a 4-word one of 14,527 postings 400
+and 396 ms: the two cost alike near 1.4 postings a document, and reading them all saves time beyond."""
+
+
+def ranking_sql(where: str, postings: int, n_docs: int, *, plain: bool = False) -> str:
+    """:data:`_SQL` for the filter ``where`` (over alias ``d``) and a query of ``postings`` postings over
+    ``n_docs`` documents: field lengths looked up a posting at a time, or read once for every document
+    (:data:`LENGTHS_AFTER_POSTINGS`). ``plain``: the statement as it was before QA round 153-C F1 (no
+    MATERIALIZED tables, ``r`` flattened into ``agg``, lengths looked up a posting at a time), which returns the
+    same rows, slower (the tests and ``scripts/bench_rank.py`` compare the two)."""
+    if plain:
+        return _SQL.format(materialized="", lengths="", limit="",
+                           documents=f"src s JOIN documents d ON d.id = s.doc\n    WHERE {where}")
+    if postings >= LENGTHS_AFTER_POSTINGS * n_docs:
+        return _SQL.format(materialized="MATERIALIZED ", lengths=_LENGTHS.format(where=where), limit=" LIMIT -1",
+                           documents="src s JOIN dl d ON d.id = s.doc")
+    return _SQL.format(materialized="MATERIALIZED ", lengths="", limit=" LIMIT -1",
+                       documents=f"src s JOIN documents d ON d.id = s.doc\n    WHERE {where}")
 
 
 def corpus_stats(conn) -> dict:
@@ -1987,7 +2024,7 @@ def class_frequencies(conn, classes: list[tuple[str, ...]]) -> list[int]:
 
 
 def rank(conn, plan: QueryPlan, *, top: int, now_days: float, filters: Filters | None = None,
-         only: list[int] | None = None) -> list[Ranked]:
+         only: list[int] | None = None, plain: bool = False) -> list[Ranked]:
     """The exact top ``top`` documents for ``plan`` by rankScore.
 
     Args:
@@ -1998,6 +2035,8 @@ def rank(conn, plan: QueryPlan, *, top: int, now_days: float, filters: Filters |
         filters: SQL filters, or ``None``.
         only: rank only these ``documents.id`` values (the BM25 signals of documents another channel
             found: :func:`dreamdb.hybrid.hybrid_rank` explaining its dense-only hits); ``None``: all.
+        plain: score with the statement as it was before QA round 153-C F1 (:func:`ranking_sql`): the same
+            hits and floats, slower; for tests and benchmarks.
 
     Returns:
         list[Ranked], best first (rankScore desc, then newest, then doc_id).
@@ -2040,8 +2079,9 @@ def rank(conn, plan: QueryPlan, *, top: int, now_days: float, filters: Filters |
         avg = stats[f"avg_len_{f}"]
         params[f"w_{f}"] = F.FIELD_WEIGHTS[f]
         params[f"b_{f}"] = b / avg if avg > 0 else 0.0
+    postings = sum(df.get(t, 0) for t in all_terms) + sum(class_df)
     heap: list = []  # min-heap of (sort key, Ranked), size ≤ top
-    for row in conn.execute(_SQL.format(where=where), params):
+    for row in conn.execute(ranking_sql(where, postings, n, plain=plain), params):
         doc, raw, structured, bm25f, id_hits, ib, ub, doc_id, typ, date, date_days, status, is_capture, confidence = row
         if len(heap) >= top and ub < heap[0][0][0] * (1.0 - S.TIE_MARGIN):
             break
@@ -2079,8 +2119,19 @@ def _sort_key(item: Ranked) -> tuple:
     return (S.tie_score(item.rank_score), newest, _DocIdDesc(item.doc_id))
 
 
-def explain_terms(conn, rowid: int, plan: QueryPlan) -> list[dict]:
+def explanation_frequencies(conn, plan: QueryPlan) -> tuple[dict[str, int], list[int]]:
+    """``(df of each query term and synonym, df of each class)``: what :func:`explain_terms` reads for any document,
+    read once for all the hits of a ranking (each read scans every posting of the query's terms: 0.24 s for a
+    4,000-character prompt over 10,000 notes, once a hit before QA round 153-C F1)."""
+    return (document_frequencies(conn, plan.terms + list(plan.synonyms)),
+            class_frequencies(conn, list(class_members(plan).values())))
+
+
+def explain_terms(conn, rowid: int, plan: QueryPlan, frequencies: tuple | None = None) -> list[dict]:
     """Per-term breakdown of one document's raw BM25 and BM25F, recomputed with :mod:`dreamdb.ranking.bm25`.
+
+    ``frequencies``: :func:`explanation_frequencies` of ``conn`` and ``plan``, read once for several documents
+    (``None``: read here).
 
     A translated query word's line gives its raw BM25 (part of ``score``) and a BM25F of 0: it counts
     in BM25F, and in the raw BM25 that rankScore starts from, through its class's line (kind
@@ -2098,7 +2149,7 @@ def explain_terms(conn, rowid: int, plan: QueryPlan) -> list[dict]:
     classes = class_members(plan)
     terms = plan.terms + list(plan.synonyms)
     looked_up = list(dict.fromkeys(terms + [m for members in classes.values() for m in members]))
-    df = document_frequencies(conn, terms)
+    df, class_df = frequencies if frequencies is not None else explanation_frequencies(conn, plan)
     lens = conn.execute(
         "SELECT len_title, len_description, len_tags, len_body FROM documents WHERE id = ?", (rowid,)
     ).fetchone()
@@ -2127,7 +2178,7 @@ def explain_terms(conn, rowid: int, plan: QueryPlan) -> list[dict]:
         out.append(line(term, "synonym" if is_syn else "query", {"title": tt, "description": td, "tags": tg, "body": tb},
                         ts, df.get(term, 0), plan.synonyms.get(term, 1.0) if is_syn else 1.0, not is_syn,
                         term not in classes))
-    for members, df_v in zip(classes.values(), class_frequencies(conn, list(classes.values()))):
+    for members, df_v in zip(classes.values(), class_df):
         held = [rows[m] for m in members if m in rows]
         if held:
             tfs = {f: sum(r[j] for r in held) for j, f in enumerate(("title", "description", "tags", "body"))}
