@@ -119,4 +119,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from interrupt import run
+
+    sys.exit(run(main))
