@@ -1831,6 +1831,40 @@ def test_a_loanword_reading_that_is_also_a_translation_is_the_word_itself(real_v
 
 
 
+def test_a_turkish_translation_spelled_as_an_english_word_is_not_a_synonym_of_an_english_query(real_vault_copy,
+                                                                                                  kenet_lexicon):
+    """QA round 153-G F4: the index keeps one term whatever the note's language, so an English query word's Turkish
+    translation spelled as an English word matched the English notes writing that word: *roll* → ``top`` found
+    notes on *top-level* (every first hit at raw score 0; the rollout note in none of the first 40), *processes* →
+    *proses* (term ``prose``, 68 → 105 notes), *share* → ``pay``. Such a translation that an English note holds is
+    not taken (the next sense the notes hold is: *process* → *işlem*); one that only Turkish notes hold, or that
+    KeNet has as no English word (``iki``), is."""
+    from dreamdb.lexicon import Lexicon
+    from dreamdb.ranking.rank import class_members, english_reading, plan_query
+
+    lexicon = Lexicon(kenet_lexicon)
+    with dreamdb.open(real_vault_copy, lexicon=lexicon, index_path=real_vault_copy.parent / "f4.db") as ix:
+        ix.recall("x")
+        vocabulary = ix._vocabulary()
+        assert english_reading({"top", "pay", "prose", "iki", "işlem"}, lexicon, vocabulary) == {"top", "pay", "prose"}
+        assert english_reading({"top"}, None, vocabulary) == set()
+
+        def taken(query):
+            plan = plan_query(query, vocabulary=vocabulary, lexicon=lexicon)
+            return plan, {*plan.terms, *plan.synonyms, *plan.translated.values(), *plan.resolved.values(),
+                          *(m for members in class_members(plan).values() for m in members)}
+
+        plan, words = taken("roll out")
+        assert "top" not in words and plan.translated == {}, (plan.terms, plan.translated)
+        plan, words = taken("Tauri app leaks orphaned dashboard server processes")
+        assert "prose" not in words and plan.translated["process"] == "işlem", plan.translated
+        plan, words = taken("how do we share context between agents")
+        assert "pay" not in words and plan.translated.get("share") not in (None, "pay"), plan.translated
+        plan, words = taken("two agents writing the same file")
+        assert plan.translated["two"] == "iki", plan.translated  # (a Turkish word and no English one: kept)
+        assert "knowledge/wave-by-wave-rollout" in [h.doc_id for h in ix.recall("roll out", 10, now="2026-08-20T00:00:00Z")]
+
+
 def test_a_build_on_a_full_disk_says_so_and_leaves_no_file(kenet_dir, tmp_path, capsys):
     """QA round 123-B F6: ``lexicon build --to`` on a full disk said to "choose a writable path", and left SQLite's
     ``-journal`` of its temporary file behind. The hint names the full disk; nothing is left in the folder."""
