@@ -694,9 +694,10 @@ def identifier_terms(folded: str) -> list[str]:
 
 
 def is_identifier_term(term: str) -> bool:
-    """Whether a term is one of :func:`identifier_terms`' (``0.5.0``, ``c++``) or :func:`joined_terms`'
-    (``session_id``, ``task-7``), not a token's: it holds a character the split on punctuation removes (``.``, ``+``,
-    ``#``, ``_``, ``-``)."""
+    """Whether a term is one of :func:`identifier_terms`' (``0.5.0``, ``c++``) or :func:`snake_case_terms`'
+    (``session_id``), not a token's: it holds a character the split on punctuation removes (``.``, ``+``,
+    ``#``, ``_``, ``-``). A :func:`numbered_terms` term (``task7`` of ``TASK-7``) is the token ``TASK7`` is, and no
+    identifier by this test."""
     return "." in term or "+" in term or "#" in term or "_" in term or "-" in term
 
 
@@ -735,18 +736,21 @@ _HYPHEN_DIGIT_RE = re.compile(r"-[0-9]")
 
 def numbered_terms(written: str) -> list[str]:
     """Each name numbered with a hyphen and one digit (``TASK-7``, ``IL-6``, ``utf-8``, ``GPT-4``) as one lowercase
-    term, hyphen kept (``task-7``), in order, duplicates kept: an ASCII word that starts with a letter, a hyphen and
-    one ASCII digit, not inside a longer run of words joined by hyphens or dots (``2026-01-02``, ``a-b-7``, ``x.y-7``,
-    ``TASK-7.5`` give none), at most
-    :data:`MAX_SNAKE_CASE_CHARS` long.
+    term, written without its hyphen (``task7``), in order, duplicates kept: an ASCII word that starts with a letter,
+    a hyphen and one ASCII digit, not inside a longer run of words joined by hyphens or dots (``2026-01-02``,
+    ``a-b-7``, ``x.y-7``, ``TASK-7.5`` give none), at most :data:`MAX_SNAKE_CASE_CHARS` long.
 
     Step 2 splits on the hyphen and drops one-character pieces, so ``TASK-7`` was ``task`` alone: the notes
     ``TASK-1`` to ``TASK-9`` tied, and a query for one of them ranked it by chance (QA round 127-B F1); ``IL-6`` and
     ``IL-2`` were one term. As with :func:`snake_case_terms`, the whole name is added beside its parts (term
-    frequency, not length), and a query counts it as one more term; text without one scores as before. A number of
-    two digits or more is a term already (``EIP-1559``: ``eip``, ``1559``): with every name numbered so as one more
-    term, the EIPs' description queries, which name the EIPs they extend, lost 11 and gained 5 (nDCG@10 0.9155 →
-    0.9134, SciFact 0.6797 → 0.6790; ``python -m eval --set eips --set scifact --modes bm25``, 6 Dec).
+    frequency, not length), and a query counts it as one more term; text without one scores as before. The term is
+    the token the name written without its hyphen is (``WS3``, ``GPT4``, ``IL6``, ``utf8``: digits, never stemmed), so
+    the two spellings meet, in notes and queries alike (QA round 153-G F7: ``WS-3`` did not find the note titled
+    ``… WS3``, nor ``WS4`` the note that writes ``WS-4``; the term was ``ws-3``, which no note writing ``WS3``
+    holds). A number of two digits or more is a term already (``EIP-1559``: ``eip``, ``1559``): with every name
+    numbered so as one more term, the EIPs' description queries, which name the EIPs they extend, lost 11 and gained
+    5 (nDCG@10 0.9155 → 0.9134, SciFact 0.6797 → 0.6790; ``python -m eval --set eips --set scifact --modes bm25``,
+    6 Dec), so ``EIP-1559`` and ``EIP1559`` (or ``ES-2015`` and ``ES2015``) do not meet.
 
     Args:
         written: text as written (case kept), after :func:`normalize`.
@@ -764,13 +768,13 @@ def numbered_terms(written: str) -> list[str]:
                 written[end] == "." and written[end + 1:end + 2].isdecimal())):
             continue  # (a number of two digits or more is a term of its own; GPT-4o, a-7-b, TASK-7.5: the name goes on)
         if end - start <= MAX_SNAKE_CASE_CHARS:
-            out.append(written[start:end].lower())
+            out.append((written[start:i] + written[i + 1]).lower())
     return out
 
 
 def joined_terms(written: str) -> list[str]:
     """The identifiers whose parts the split on punctuation separates, each as one term: :func:`snake_case_terms`
-    (``session_id``), then :func:`numbered_terms` (``task-7``)."""
+    (``session_id``), then :func:`numbered_terms` (``task7`` of ``TASK-7``)."""
     return snake_case_terms(written) + numbered_terms(written)
 
 

@@ -389,7 +389,7 @@ def _from_best_line(hit) -> str:
     one line cut at 160 characters showed that line alone when it was long (QA round 78 F9: the note on pgbouncer was
     shown by its preamble about CI runners). With no matched term on any line (a hit through a translation), the
     snippet's middle line of three, or its first."""
-    from dreamdb.analyzer import analyze, fold_case, identifier_terms, is_identifier_term, joined_terms
+    from dreamdb.analyzer import analyze, fold_case, identifier_terms, is_identifier_term, joined_terms, numbered_terms
     from dreamdb.ranking.snippet import GAP
 
     lines = (hit.snippet or "").split("\n")
@@ -401,7 +401,8 @@ def _from_best_line(hit) -> str:
     # its words apart, "Claude Code session id", is not the line of CLAUDE_CODE_SESSION_ID; QA round 79 F13)
     held = [(-1, -1) if ln == GAP else (
         len(identifiers.intersection(joined_terms(ln) + identifier_terms(fold_case(ln)))) if identifiers else 0,
-        len(terms.intersection(analyze(ln, turkish=True)).union(terms.intersection(analyze(ln, turkish=False)))))
+        len(terms.intersection(analyze(ln, turkish=True) + numbered_terms(ln))  # (ws3 of WS-3 too)
+            .union(terms.intersection(analyze(ln, turkish=False)))))
         for ln in lines]
     best = max(range(len(lines)), key=lambda i: (held[i], -i))
     if held[best] <= (0, 0):

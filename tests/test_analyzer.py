@@ -705,24 +705,27 @@ def test_snake_case_identifiers_are_terms_beside_their_parts():
 
 def test_names_numbered_with_a_hyphen_are_terms_beside_their_parts():
     """QA round 127-B F1: ``TASK-7`` was ``task`` alone (a one-character piece is dropped), so TASK-1 to TASK-9 tied;
-    and IL-6 was IL-2. A name numbered with a hyphen and one digit is one more term, hyphen kept; dates and longer runs
-    are not."""
+    and IL-6 was IL-2. A name numbered with a hyphen and one digit is one more term, written without its hyphen (QA
+    round 153-G F7: the term the name written so is); dates and longer runs are not."""
     from dreamdb.analyzer import is_identifier_term, joined_terms, numbered_terms
     from dreamdb.store.sync import document_terms
     from dreamdb.vault.parse import Document
 
-    assert numbered_terms("See TASK-7, (IL-6) and GPT-4; utf-8. x86-64") == ["task-7", "il-6", "gpt-4", "utf-8"]
+    assert numbered_terms("See TASK-7, (IL-6) and GPT-4; utf-8. x86-64") == ["task7", "il6", "gpt4", "utf8"]
     # (two digits or more are a term of their own already: EIP-1559 is eip and 1559)
     assert numbered_terms("2026-01-02 a-b-7 GPT-4o foo_bar-7 ÇALIŞAN-7 -7 step-3-b e5-small Ab-1-2 EIP-1559 x86-64") == []
     # (a dotted run goes on: QA round 128-A F9, TASK-7.5 gave task-7 and foo.bar-3 gave bar-3; a sentence's end does not)
-    assert numbered_terms("TASK-7.5 TASK-7.0.1 foo.bar-3 v1.x-2") == [] and numbered_terms("Done: TASK-7.") == ["task-7"]
+    assert numbered_terms("TASK-7.5 TASK-7.0.1 foo.bar-3 v1.x-2") == [] and numbered_terms("Done: TASK-7.") == ["task7"]
     assert numbered_terms("T" * 63 + "-1") == [] and numbered_terms("no hyphen 7") == []
-    assert joined_terms("SESSION_ID of TASK-7") == ["session_id", "task-7"]
-    assert is_identifier_term("task-7") and not is_identifier_term("task")
+    # (QA round 153-G F7: the term of the name written without its hyphen, as the real vault writes WS3 and WS-4)
+    assert numbered_terms("(WS-1 manifest install, WS-2 sleep specialist fixes, WS-4 dashboard)") == ["ws1", "ws2", "ws4"]
+    assert analyze("issue #9 WS3, WS4") == ["issu", "ws3", "ws4"]  # (the words written so: the same terms)
+    assert joined_terms("SESSION_ID of TASK-7") == ["session_id", "task7"]
+    assert is_identifier_term("session_id") and not is_identifier_term("task")
     doc = Document(type="knowledge", slug="x", source_path="knowledge/x.md", title="Plan", body="Close TASK-7 today.")
     postings, lengths, _turkish = document_terms(doc)
     assert lengths == [1, 0, 0, 3]  # plan | close task today: the whole name adds to no length
-    assert postings["task-7"] == [0, 0, 0, 1, 0] and postings["task"] == [0, 0, 0, 1, 0]
+    assert postings["task7"] == [0, 0, 0, 1, 0] and postings["task"] == [0, 0, 0, 1, 0]
 
 
 def test_identifiers_add_to_term_frequency_not_to_length():

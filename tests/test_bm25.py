@@ -179,10 +179,47 @@ def test_a_name_numbered_with_a_hyphen_finds_the_entry_of_that_number(tiny_vault
         remember(tiny_vault, f"PARREM-{i} parallel entry", scope="qa")
     index = dreamdb.open(tiny_vault)
     hits = index.recall("PARREM-7", top=5, explain=True)
-    assert "PARREM-7 " in hits[0].title + " " and "parrem-7" in [t["term"] for t in hits[0].terms], hits[0]
+    assert "PARREM-7 " in hits[0].title + " " and "parrem7" in [t["term"] for t in hits[0].terms], hits[0]
     assert hits[0].score > hits[1].score  # (the others hold parrem only)
     assert "PARREM-17 " in index.recall("parrem-17", top=1)[0].title + " "
     assert len(index.recall("PARREM 7", top=50)) == 20  # (apart, 7 is still no term: every entry matches parrem)
+
+
+def test_a_name_numbered_with_and_without_its_hyphen_is_one_term(tiny_vault):
+    """QA round 153-G F7: ``WS-3`` was the terms ``ws`` and ``ws-3``, ``WS3`` the term ``ws3``, so neither spelling
+    found a note written in the other: ``WS-3`` matched ``ws`` alone (every workstream's note) and missed the note
+    titled "… WS3"; ``WS4`` missed the note writing ``WS-4``. The name numbered with a hyphen is the term of the name
+    written without it, in notes and queries alike."""
+    write_doc(tiny_vault, "knowledge/roster.md", "---\nname: \"Sleep Specialist Roster Decision (issue #9 WS3)\"\n---\n"
+              "Keep three specialists; the self-check report line was added in WS4.\n")
+    write_doc(tiny_vault, "knowledge/reviewer.md", "---\nname: Sub-agent iterative reviewer pattern\n---\n"
+              "Three parallel workstreams (WS-1 manifest install, WS-2 sleep specialist fixes, WS-4 dashboard).\n"
+              "The reviewer classified the WS-4 dashboard overhaul as additive.\n")
+    write_doc(tiny_vault, "knowledge/models.md", "---\nname: Model comparison\n---\nWe compared GPT-4 with Claude.\n")
+    write_doc(tiny_vault, "knowledge/costs.md", "---\nname: Model costs\n---\nGPT4 costs more per token.\n")
+    index = dreamdb.open(tiny_vault)
+    hits = {h.doc_id: h for h in index.recall("WS-3", top=5, explain=True)}
+    assert "ws3" in [t["term"] for t in hits["knowledge/roster"].terms], hits  # (here ws, in one note, is the rarer)
+    assert "ws3" not in [t["term"] for t in hits["knowledge/reviewer"].terms]  # (it holds ws alone)
+    hits = index.recall("WS4", top=5, explain=True)
+    assert {h.doc_id for h in hits} == {"knowledge/roster", "knowledge/reviewer"}, hits
+    reviewer = next(h for h in hits if h.doc_id == "knowledge/reviewer")
+    assert next(t for t in reviewer.terms if t["term"] == "ws4")["tf"]["body"] == 2 and "WS-4" in reviewer.snippet
+    assert {h.doc_id for h in index.recall("GPT4")} == {"knowledge/costs", "knowledge/models"}
+    assert [h.doc_id for h in index.recall("GPT-4")][0] == "knowledge/models"
+    assert "knowledge/costs" in [h.doc_id for h in index.recall("GPT-4")]
+    assert [h.doc_id for h in index.recall("WS-2")][0] == "knowledge/reviewer"  # (no note writes WS2: as before)
+
+
+@needs_real_vault
+def test_the_real_vaults_workstreams_are_found_with_and_without_the_hyphen(real_index):
+    """QA round 153-G F7 on the real vault: its decision note is titled "Sleep Specialist Roster Decision (issue #9
+    WS3)", and the reviewer pattern writes ``WS-4`` four times (``WS-1``, ``WS-2``, ``WS-4`` in one line)."""
+    roster, reviewer = "knowledge/sleep-specialist-roster-decision", "knowledge/sub-agent-iterative-reviewer-pattern"
+    assert [h.doc_id for h in real_index.recall("WS-3", top=5)][0] == roster
+    assert [h.doc_id for h in real_index.recall("WS3", top=5)][0] == roster
+    assert reviewer in [h.doc_id for h in real_index.recall("WS4", top=5)]
+    assert [h.doc_id for h in real_index.recall("WS-4", top=5)][0] == reviewer
 
 
 def test_a_note_named_with_a_number_is_found_by_its_name(tiny_vault):
@@ -193,8 +230,8 @@ def test_a_note_named_with_a_number_is_found_by_its_name(tiny_vault):
     index = dreamdb.open(tiny_vault)
     hits = index.recall("TASK-7", top=3, explain=True)
     assert hits[0].doc_id == "knowledge/TASK-7" and hits[0].rank_score > hits[1].rank_score, hits
-    assert {"term": "task-7", "kind": "query"}.items() <= next(t for t in hits[0].terms if t["term"] == "task-7").items()
-    assert next(t for t in hits[0].terms if t["term"] == "task-7")["tf"]["slug"] == 1
+    assert {"term": "task7", "kind": "query"}.items() <= next(t for t in hits[0].terms if t["term"] == "task7").items()
+    assert next(t for t in hits[0].terms if t["term"] == "task7")["tf"]["slug"] == 1
 
 
 FILE_NAMES = ("parserRewrite", "release-v0.5.0", "build-c++", "notes-c#", "TASK-7", "session_id", "JWTs", "XMLParser")
@@ -226,7 +263,7 @@ def test_a_file_name_has_the_terms_its_text_has_as_a_title(tiny_vault, engine):
     assert _slug_terms(index, "knowledge/JWTs") == {"jwts", "jwt"}
     assert _slug_terms(index, "knowledge/XMLParser") == {"xmlparser", "xml", "parser"}
     assert _slug_terms(index, "knowledge/session_id") == {"session", "id", "session_id"}
-    assert _slug_terms(index, "knowledge/TASK-7") == {"task", "task-7"}  # (QA round 128-A F2, as before)
+    assert _slug_terms(index, "knowledge/TASK-7") == {"task", "task7"}  # (QA round 128-A F2; 153-G F7: task7)
     # the slug stays out of the BM25 fields: no length, no document frequency
     assert index.conn.execute("SELECT len_title, len_description, len_tags, len_body FROM documents"
                               " WHERE doc_id = 'knowledge/parserRewrite'").fetchone() == (2, 0, 0, 1)

@@ -459,3 +459,12 @@ def test_each_short_term_has_its_own_budget_of_words_read():
     text = " ".join(words + ["setting", "mapping", "topped", "buses", "capping", "digging", "running"])
     assert _short_forms(many, text, False, token_pattern(text)) == [
         "capping", "digging", "mapping", "running", "setting", "topped"]
+
+
+def test_a_name_numbered_with_a_hyphen_is_a_hit_of_its_line_for_the_name_without_it():
+    """QA round 153-G F7: ``WS-3`` is the term ``ws3`` (:func:`dreamdb.analyzer.numbered_terms`), which the word ``WS3``
+    is; the line writing ``WS-3`` is the snippet of a query for either spelling, not the note's first lines."""
+    body = "Workstreams of the v0.4 session.\nWS-1 manifest install.\nnothing here\nWS-3 sleep roster plan.\nEnd."
+    assert best_snippet(body, ["ws3"]).splitlines()[1] == "WS-3 sleep roster plan."
+    assert best_snippet(body, ["ws", "ws3"]).splitlines()[1] == "WS-3 sleep roster plan."  # (not WS-1's: ws alone)
+    assert best_snippet(body.replace("WS-3", "WS3"), {"ws": 1.0, "ws3": 3.0}).splitlines()[1] == "WS3 sleep roster plan."

@@ -10,7 +10,7 @@ from itertools import islice
 
 from dreamdb.analyzer import (acronym_terms, analyze, compound_terms, drop_data, fold_case, has_case_change,
                               identifier_terms, is_identifier_term, is_turkish_text, normalize, joined_terms,
-                              raw_tokens, stem, token_pattern)
+                              numbered_terms, raw_tokens, stem, token_pattern)
 from dreamdb.output import cluster_boundary
 
 SNIPPET_COMPOUND_CHARS = 50_000
@@ -98,6 +98,7 @@ def _clip(line: str, terms: set[str], turkish: bool) -> str:
             if (not terms.isdisjoint(analyze(chunk, turkish=turkish))
                     or not terms.isdisjoint(identifier_terms(fold_case(chunk)))
                     or not terms.isdisjoint(compound_terms(normalize(chunk)))
+                    or not terms.isdisjoint(numbered_terms(normalize(chunk)))
                     or not terms.isdisjoint(_stacked_terms(chunk, turkish))):
                 pos = max(0, word_start - 60)
                 break
@@ -436,6 +437,15 @@ def best_snippet(body: str, query_terms: list[str] | dict[str, float], *, fallba
             for part in compound_terms(normalize(ln)):
                 if part in words:
                     hit(i, part)
+    # a name numbered with a hyphen (WS-3) is a hit of its line for its term, the name without the hyphen (ws3:
+    # analyzer.numbered_terms), as the word WS3 is through the regex (QA round 153-G F7)
+    numbered = {w for w in words if w[-1:].isdecimal() and w[-2:-1].isalpha()} if "-" in text else None
+    if numbered:
+        for i, ln in enumerate(lines):
+            if "-" in ln:
+                for name in numbered_terms(ln):
+                    if name in numbered:
+                        hit(i, name)
     # A line holding one of the query's identifiers comes first: its pieces (v0 of v0.5.0) are in every
     # version's line, so word hits alone would pick the line of another version (QA round 46 M5)
     held = [0] * len(lines)

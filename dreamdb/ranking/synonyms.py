@@ -106,7 +106,7 @@ class Entry(NamedTuple):
     """An entry of a group as :func:`entry_terms` reads it."""
 
     one: bool
-    """The entry is one identifier (``c++``, ``task-7``): its items are its identifier terms, not its parts."""
+    """The entry is one identifier (``c++``, ``TASK-7``): its items are its identifier terms, not its parts."""
     items: list[tuple[str, ...]]
     """Each word's terms (its term, then its other forms), then the identifiers it holds, duplicates left out."""
     words: list[str]
@@ -128,7 +128,7 @@ class Entry(NamedTuple):
 @lru_cache(maxsize=1 << 15)  # (read_groups and SynonymTable read each entry: once; QA round 143-H F5, a 5,000-line
 def entry_terms(text: str) -> Entry:  # file took 0.9 s to load, 0.35 s before the reasons; the Entry is shared: read it)
     """An entry of a group as the query reads it (:class:`Entry`): ``one`` when the entry is one identifier
-    (``c++``, ``task-7``: its items are its identifier terms, not its parts), and ``items`` each word's terms
+    (``c++``, ``TASK-7``: its items are its identifier terms, not its parts), and ``items`` each word's terms
     otherwise, then the identifiers it holds (``v0.5.0``'s ``0.5.0``), duplicates left out; and its words, with
     the stopwords among them.
 
@@ -149,7 +149,9 @@ def entry_terms(text: str) -> Entry:  # file took 0.9 s to load, 0.35 s before t
     stopwords = [w for w in words if w in STOPWORDS]
     # (QA round 79 F12) an identifier that is the whole entry is not its parts: `task-7, t7` grouped task too
     # (128-A F3); one that is part of it (TASK-7.5's 7.5, v0.5.0's 0.5.0) is not the entry alone (129-A F1)
-    if fold_case(text).strip() in whole:
+    # (a name numbered with a hyphen is its term without it: TASK-7 is task7, numbered_terms)
+    one = fold_case(text).strip()
+    if one in whole or (one.count("-") == 1 and one.replace("-", "") in whole):
         return Entry(True, [(t,) for t in dict.fromkeys(whole)], words, stopwords)
     turkish = is_turkish_text(words)
     # a word written with a capital I read with ı too, as documents and queries are (`KAPALI`: kapalı's term kapal);

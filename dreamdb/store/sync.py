@@ -1305,9 +1305,9 @@ def document_terms(doc) -> tuple[dict[str, list[int]], list[int], bool]:
         (:func:`dreamdb.analyzer.compound_terms`: ``setup`` and ``version`` of ``setupVersion``) and the acronyms
         that case-blind stemming gets wrong (:func:`dreamdb.analyzer.acronym_terms`: ``jwt`` of ``JWTs``) and
         snake_case identifiers and names numbered with a hyphen whole (:func:`dreamdb.analyzer.joined_terms`: ``session_id``,
-        ``task-7``), in every language. The slug (``tf_slug``, hyphens and underscores read as spaces) is analysed as the
+        ``task7`` of ``TASK-7``), in every language. The slug (``tf_slug``, hyphens and underscores read as spaces) is analysed as the
         title is, the identifiers of the file name as written too (``parserRewrite.md``: ``parserrewrit``, ``parser``,
-        ``rewrit``; ``release-v0.5.0.md``: ``0.5.0``; ``build-c++.md``: ``c++``; ``TASK-7.md``: ``task-7``), in the
+        ``rewrit``; ``release-v0.5.0.md``: ``0.5.0``; ``build-c++.md``: ``c++``; ``TASK-7.md``: ``task7``), in the
         language decided for the four BM25 fields.
     """
     slug = doc.slug.replace("-", " ").replace("_", " ")
