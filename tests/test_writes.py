@@ -3804,6 +3804,33 @@ def test_update_never_rewrites_values_it_was_not_asked_to_change(tiny_vault: Pat
     assert (notes / "flow-twice.md").read_text() == flow_twice
 
 
+def test_update_edits_line_by_line_beside_quoted_keys_written_with_escapes(tiny_vault: Path):
+    """QA round 153-F F3: a double-quoted key holding an escape (``"k\\ud83d\\ude80":``, ``"k\\tz":``) or a
+    single-quoted one holding a quote (``'it''s':``) was no key to the line editor: the key above it took its line,
+    the line edit lost it, and the frontmatter was rewritten whole (``title: "Ship \\ud83d\\ude80 it"`` became
+    ``title: Ship 🚀 it``, ``tags: [x]`` a block list, the key ``k🚀``). Only the edited keys' lines change now,
+    and a key written with escapes is itself edited in place."""
+    note = tiny_vault / "knowledge" / "b.md"
+    before = ('---\ntitle: "Ship \\ud83d\\ude80 it"\ntags: [x]\n"k\\ud83d\\ude80": "v"\n"k\\tz": w\n'
+              "'it''s': \"a\\\"b\"\n\"a\\\"b\": c\nstatus: open\n---\nBody.\n")
+    note.parent.mkdir(parents=True)
+    note.write_bytes(before.encode())
+    update(tiny_vault, "b", tags=["y"])
+    assert note.read_bytes() == before.replace("tags: [x]\n", "tags: ['y']\n").encode()
+    update(tiny_vault, "b", status="done")  # (the key after the escaped ones)
+    assert note.read_bytes() == before.replace("tags: [x]\n", "tags: ['y']\n").replace("open", "done").encode()
+    from dreamdb.vault.frontmatter import load_yaml  # (the index's reader: a surrogate pair is one character)
+
+    assert load_yaml(note.read_text().split("---\n")[1]) == {
+        "title": "Ship \U0001f680 it", "tags": ["y"], "k\U0001f680": "v", "k\tz": "w", "it's": 'a"b', 'a"b': "c",
+        "status": "done"}
+    # a key the edit names, written with an escape, is that key: its line is edited, not a second one added
+    escaped = '---\ntitle: T\n"st\\x61tus": open\n"k\\tz": w\n---\nBody.\n'
+    note.write_bytes(escaped.encode())
+    update(tiny_vault, "b", status="done")
+    assert note.read_bytes() == escaped.replace("open", "done").encode()
+
+
 def test_remember_refuses_to_renumber_an_entry_when_one_is_dated_after_it(tiny_vault: Path):
     """QA round 70 B-M2: with an entry dated tomorrow first in the file, inserting at either end renamed today's
     entry (its id's count moved to the new one), silently: a supersedes naming it then named the new entry."""

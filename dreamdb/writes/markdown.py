@@ -38,7 +38,31 @@ REMOVE_KEY = _RemoveKey()
 QA round 59 L8)."""
 
 
-_KEY_RE = re.compile(r"""^(?:"(?P<dq>[^"\\]*)"|'(?P<sq>[^']*)'|(?P<plain>[^\s#'"\-?:,\[\]{}&*!|>%@`][^:#]*?))\s*:(?:\s|$)""")
+_KEY_RE = re.compile(r"""^(?:(?P<dq>"(?:[^"\\]|\\.)*")|(?P<sq>'(?:[^']|'')*')|(?P<plain>[^\s#'"\-?:,\[\]{}&*!|>%@`][^:#]*?))\s*:(?:\s|$)""")
+"""A line that starts a top-level key: ``key:``, ``"key":`` or ``'key':``, a quoted key with its escapes
+(``"k\\tz":``, ``'it''s':``); :func:`_key_of` reads the key a match names."""
+
+
+def _key_of(m: re.Match) -> str | None:
+    """The key a :data:`_KEY_RE` match names, as the indexer's YAML reads it: a double-quoted key's escapes
+    read (``"k\\tz"`` is k, a tab, z; ``"\\ud83d\\ude80"`` one emoji), a single-quoted key's ``''`` one quote;
+    ``None`` for a double-quoted key YAML cannot read (``"\\q"``, no escape), which no change can name.
+    (QA round 153-F F3: a key with an escape was no key to the line editor, so the key above it took its line,
+    and ``update --tags`` rewrote the whole frontmatter: quotes and escapes of every other key dropped.)"""
+    if m.group("plain") is not None:
+        return m.group("plain")
+    if m.group("sq") is not None:
+        return m.group("sq")[1:-1].replace("''", "'")
+    quoted = m.group("dq")
+    if "\\" not in quoted:
+        return quoted[1:-1]
+    import yaml
+
+    try:
+        key = _load(quoted)
+    except (yaml.YAMLError, ValueError, OverflowError, RecursionError):
+        return None
+    return key if isinstance(key, str) else None
 
 
 RESOLVE_CONFLICT = "Resolve the merge conflict (keep one side, remove the <<<<<<< ======= >>>>>>> lines), then retry."
@@ -150,13 +174,11 @@ class _Markdown:
 
     def key_spans(self) -> dict[str, tuple[int, int]]:
         """Map each top-level key to its [start, end) line range in fm_lines."""
-        starts: list[tuple[str, int]] = []
+        starts: list[tuple[str | None, int]] = []  # (None: a key no change names, still the end of the one above)
         for i, line in enumerate(self.fm_lines):
             m = _KEY_RE.match(line)
             if m:
-                key = m.group("dq") if m.group("dq") is not None else (
-                    m.group("sq") if m.group("sq") is not None else m.group("plain"))
-                starts.append((key, i))
+                starts.append((_key_of(m), i))
         spans: dict[str, tuple[int, int]] = {}
         for n, (key, start) in enumerate(starts):
             end = starts[n + 1][1] if n + 1 < len(starts) else len(self.fm_lines)
@@ -167,7 +189,8 @@ class _Markdown:
                     break
             while end - 1 > start and not self.fm_lines[end - 1].strip():
                 end -= 1
-            spans[key] = (start, end)
+            if key is not None:
+                spans[key] = (start, end)
         return spans
 
 
@@ -364,8 +387,7 @@ def _line_edit_obstacles(lines: list[str]) -> list[str]:
     for j, line in enumerate(lines):
         m = _KEY_RE.match(line)
         if m:
-            key = m.group("dq") if m.group("dq") is not None else (
-                m.group("sq") if m.group("sq") is not None else m.group("plain"))
+            key = _key_of(m)
         elif line.startswith("#") and key is not None:
             nxt = next((ln for ln in lines[j + 1:] if ln.strip() and not ln.startswith("#")), None)
             if nxt is not None and not _KEY_RE.match(nxt):
@@ -388,9 +410,14 @@ def _line_edit_obstacles(lines: list[str]) -> list[str]:
 
 def _render_key(key: str, value: Any, old: list[str], newline: str) -> list[str]:
     """Render ``key: value`` as frontmatter lines, following the old lines' style; a one-line key
-    keeps its trailing comment when its new value is one line too."""
+    keeps its trailing comment when its new value is one line too, and a quoted key its quotes and escapes
+    (``"st\\x61tus": done``)."""
     # a value's own line breaks (a quoted scalar spanning lines) take the file's line ending too
     lines = [ln.replace("\r\n", "\n").replace("\n", newline) for ln in _render_value(key, value, old, newline)]
+    m = _KEY_RE.match(old[0]) if old else None
+    written = m and (m.group("dq") or m.group("sq"))
+    if written and lines and lines[0].startswith(f"{key}:"):
+        lines[0] = written + lines[0][len(key):]
     if len(old) == 1 and len(lines) == 1:
         comment = _trailing_comment(old[0])
         if comment:
