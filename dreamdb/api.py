@@ -3781,7 +3781,8 @@ class Index:
         and the files the last sync could not read (``unreadable_files``, ``unreadable_examples``; a file that was
         indexed before keeps its documents, and each sync warns of it instead); and those indexed in part: without
         their frontmatter (``frontmatter_unread``), with undecodable bytes replaced (``text_replaced``), or cut at the
-        size limit, 4 Mi characters (``text_cut``), each with its ``…_examples`` (the first five paths).
+        size limit, 4 Mi characters (``text_cut``), each with its ``…_examples`` (the first five paths); of those cut,
+        what each lost (``text_cut_kinds``: :func:`dreamdb.vault.parse.cut_kind` → ``{"files", "examples"}``).
 
         Syncs first when ``auto_sync`` (so a write made through this object shows up), as a read does
         (:meth:`sync_for_read`: another process's write lock is waited for briefly, then the index is
@@ -3831,6 +3832,8 @@ class Index:
             "text_replaced": len(replaced), "text_replaced_examples": sorted(replaced)[:5],
             # (QA round 153-C F2: a note cut at 4 Mi characters was said by the sync that read it only)
             "text_cut": len(cut), "text_cut_examples": sorted(cut)[:5],
+            # (QA round 153-F F2: what each lost, the frontmatter of one, a section of another, worded so)
+            "text_cut_kinds": _cut_kinds(cut),
             "unindexed_markdown": outside, "unindexed_examples": examples,
             "unindexed_cased_extension": cased, "unindexed_cased_examples": cased_examples,
             "unindexed_changelog": misnamed_changelog(self.vault),  # (QA round 91 F7)
@@ -4184,6 +4187,18 @@ def _environment_hint(exc: BaseException | str, index_path: Path, *, removed: bo
         pass
     return (f"Make {index_path}, the -wal/-shm files beside it and its folder writable{why}, then retry"
             " (removing the index also works but loses the stored embeddings)")
+
+
+def _cut_kinds(cut: dict[str, str]) -> dict[str, dict]:
+    """``status``'s ``text_cut_kinds``: of the files :func:`text_cut` names (``{path: why}``), by what each lost
+    (:func:`dreamdb.vault.parse.cut_kind`, in :data:`~dreamdb.vault.parse.CUT_KINDS` order, kinds with none left out),
+    ``{"files": count, "examples": the first five paths}``."""
+    from dreamdb.vault.parse import CUT_KINDS, cut_kind
+
+    paths: dict[str, list[str]] = {kind: [] for kind in CUT_KINDS}
+    for path in sorted(cut):
+        paths[cut_kind(cut[path])].append(path)
+    return {kind: {"files": len(p), "examples": p[:5]} for kind, p in paths.items() if p}
 
 
 def _vector_problems(conn) -> list[str]:

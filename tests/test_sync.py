@@ -3304,14 +3304,38 @@ def test_a_file_cut_at_the_size_limit_is_listed_by_status_until_it_is_cut_down(t
         assert (status["text_cut"], status["text_cut_examples"]) == (3, cut)
         assert index.sync().warnings == []
     assert index.recall("lateokapi") == []
+    # each worded by what it lost (QA round 153-F F2: all three were "indexed up to their first 2,000 characters …
+    # the rest is not found", where fat.md's text was found and its title, tags and dates lost, and the memory file's
+    # later section found); a note whose frontmatter is not closed in the part read is indexed by its name alone
+    write_doc(tiny_vault, "knowledge/open.md", "---\ntitle: Open\nnotes: |\n" + "  yaml filler line\n" * 2_000
+              + "body okapi\n")
+    assert any(w.startswith("knowledge/open.md: frontmatter block not closed") for w in index.sync().warnings)
+    assert index.status()["text_cut_kinds"] == {
+        "text": {"files": 1, "examples": ["knowledge/long.md"]},
+        "section": {"files": 1, "examples": ["core/2.memory.md"]},
+        "frontmatter": {"files": 1, "examples": ["knowledge/fat.md"]},
+        "frontmatter_and_text": {"files": 1, "examples": ["knowledge/open.md"]}}
+    # (fat.md's text after its frontmatter found, open.md's not)
+    assert [h.doc_id for h in index.recall("body okapi") if h.doc_id in ("knowledge/fat", "knowledge/open")] == [
+        "knowledge/fat"]
     r = CliRunner().invoke(cli, ["status", "--vault", str(tiny_vault)])
-    assert r.exit_code == 0 and ("in part:        3 files indexed up to their first 2,000 characters"
-                                 " (core/2.memory.md, knowledge/fat.md, knowledge/long.md): the rest is not found; split"
-                                 " them into notes of their own (dreamdb sync --force names what was left out)"
-                                 ) in r.output, r.output
+    assert r.exit_code == 0 and [ln for ln in r.output.splitlines() if ln.startswith("in part:")] == [
+        "in part:        1 note indexed up to its first 2,000 characters (knowledge/long.md): the rest of its text is"
+        " not found; split it into notes of their own (dreamdb sync --force names what was left out)",
+        "in part:        1 memory file with a section longer than 2,000 characters (core/2.memory.md): that section is"
+        " indexed up to its first 2,000, the rest of it not found (the other sections are); split it under '## '"
+        " headings of its own (dreamdb sync --force names the section)",
+        "in part:        1 note indexed without its frontmatter, longer than the 2,000 characters a note is indexed up"
+        " to (knowledge/fat.md): title, dates, tags and flags unknown, the text after it found; shorten the"
+        " frontmatter (move long values into the body)",
+        "in part:        1 note indexed by its file name alone (knowledge/open.md): a frontmatter block not closed"
+        " within the 2,000 characters a note is indexed up to, so title, dates, tags, flags and text are unknown;"
+        " close it with a --- line, or shorten it (dreamdb sync --force names what was left out)"], r.output
     r = CliRunner().invoke(cli, ["status", "--vault", str(tiny_vault), "--json"])
     got = json.loads(r.output)
-    assert (got["text_cut"], got["text_cut_examples"]) == (3, cut), r.output
+    assert (got["text_cut"], got["text_cut_examples"]) == (4, sorted(cut + ["knowledge/open.md"])), r.output
+    assert got["text_cut_kinds"]["frontmatter"] == {"files": 1, "examples": ["knowledge/fat.md"]}, r.output
+    (tiny_vault / "knowledge" / "open.md").unlink()
     # moved, its bytes unchanged (not read again): listed at its new path; cut down or removed: no more
     (tiny_vault / "knowledge" / "sub").mkdir()
     (tiny_vault / "knowledge" / "long.md").rename(tiny_vault / "knowledge" / "sub" / "long.md")

@@ -244,15 +244,10 @@ def status_cmd(vault, as_json):
         click.echo(f"in part:        {n} file{'s' if n != 1 else ''} indexed with undecodable bytes replaced (�)"
                    f" ({', '.join(output.visible_id(p) for p in st['text_replaced_examples'])}{more}): not valid UTF-8;"
                    f" re-save {'them' if n != 1 else 'it'} as UTF-8")
-    if st["text_cut"]:  # (QA round 153-C F2: a note cut at 4 Mi characters, warned of by the sync that read it only)
-        n = st["text_cut"]
-        more = ", …" if n > len(st["text_cut_examples"]) else ""
-        from dreamdb.vault.parse import MAX_NOTE_CHARS
-
-        click.echo(f"in part:        {n} file{'s' if n != 1 else ''} indexed up to {'their' if n != 1 else 'its'} first"
-                   f" {MAX_NOTE_CHARS:,} characters ({', '.join(output.visible_id(p) for p in st['text_cut_examples'])}"
-                   f"{more}): the rest is not found; split {'them' if n != 1 else 'it'} into notes of their own"
-                   " (dreamdb sync --force names what was left out)")
+    # (QA round 153-C F2: a note cut at 4 Mi characters, warned of by the sync that read it only; 153-F F2: each kind
+    # of cut worded by what it lost, a note without its frontmatter was "indexed up to its first 4,194,304 characters")
+    for kind, cut in st["text_cut_kinds"].items():
+        click.echo(f"in part:        {_cut_line(kind, cut['files'], cut['examples'])}")
     click.echo(f"last sync:      {st['last_sync']}")
     waiting = (f" (migrations {', '.join(map(str, st['pending_migrations']))} wait for a SQLite that loads"
                " sqlite-vec)" if st["pending_migrations"] else "")
@@ -274,6 +269,32 @@ def status_cmd(vault, as_json):
                   if lex["installed"] and lex.get("analysed") is False else "")
                + ("; built without this dreamdb's glossary of the words of software work: run `dreamdb lexicon build`"
                   if lex["installed"] and lex.get("glossary_version") != lex.get("current_glossary_version") else ""))
+
+
+def _cut_line(kind: str, n: int, examples: list[str]) -> str:
+    """``status``'s line (after ``in part:``) of the ``n`` files cut at the size limit in the way ``kind`` names
+    (:data:`dreamdb.vault.parse.CUT_KINDS`), ``examples`` the first of their paths: what each lost, and the fix."""
+    from dreamdb import output
+    from dreamdb.vault.parse import MAX_NOTE_CHARS
+
+    limit = f"{MAX_NOTE_CHARS:,}"
+    many = n != 1
+    s, its, them = ("s" if many else ""), ("their" if many else "its"), ("them" if many else "it")
+    shown = ", ".join(output.visible_id(p) for p in examples) + (", …" if n > len(examples) else "")
+    if kind == "frontmatter":  # (worded as frontmatter_unread: the text after it is indexed)
+        return (f"{n} note{s} indexed without {its} frontmatter, longer than the {limit} characters a note is indexed"
+                f" up to ({shown}): title, dates, tags and flags unknown, the text after it found; shorten"
+                " the frontmatter (move long values into the body)")
+    if kind == "frontmatter_and_text":
+        return (f"{n} note{s} indexed by {its} file name alone ({shown}): a frontmatter block not closed within the"
+                f" {limit} characters a note is indexed up to, so title, dates, tags, flags and text are unknown;"
+                " close it with a --- line, or shorten it (dreamdb sync --force names what was left out)")
+    if kind == "section":
+        return (f"{n} memory file{s} with a section longer than {limit} characters ({shown}): that section is indexed"
+                f" up to its first {limit}, the rest of it not found (the other sections are); split it under '## '"
+                " headings of its own (dreamdb sync --force names the section)")
+    return (f"{n} note{s} indexed up to {its} first {limit} characters ({shown}): the rest of {its} text is not"
+            f" found; split {them} into notes of their own (dreamdb sync --force names what was left out)")
 
 
 @click.command("list")

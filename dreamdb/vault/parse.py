@@ -1057,6 +1057,25 @@ def text_cut(warning: str, rel_path: str) -> str | None:
     return None
 
 
+CUT_KINDS = ("text", "section", "frontmatter", "frontmatter_and_text")
+"""What a file :func:`text_cut` names lost (:func:`cut_kind`), in the order ``status`` lists them: ``text``, a note's
+text past its first :data:`MAX_NOTE_CHARS` characters; ``section``, a section of a memory file past as many (its other
+sections whole); ``frontmatter``, a frontmatter block longer than that (the note's title, dates, tags and flags; its
+text is indexed); ``frontmatter_and_text``, a frontmatter block not closed in the part of a longer note that is read
+(its metadata and its text: the note is indexed by its file name alone)."""
+
+
+def cut_kind(why: str) -> str:
+    """Which of :data:`CUT_KINDS` a file lost, by what :func:`text_cut` gave for it (its warning without the path),
+    for ``status`` (QA round 153-F F2: a note whose frontmatter was left out was said to be indexed up to its first
+    4 Mi characters, the rest not found, where its body was indexed and its title, tags and dates lost)."""
+    if why.startswith("frontmatter block not closed"):
+        return "frontmatter_and_text"
+    if why.startswith("frontmatter block of"):
+        return "frontmatter"
+    return "section" if why.startswith("the section ") else "text"
+
+
 def _cut_marks() -> tuple[str, ...]:
     """The words of each warning of text left out at :data:`MAX_NOTE_CHARS` (:func:`text_cut`), as
     :func:`parse_file` and :func:`parse_memory` write them."""
