@@ -21,6 +21,9 @@ from dreamdb.errors import MEMORY_HINT, OPEN_FILES_HINT, DreamdbError, short_of_
 
 _FLAGS = {"--json": "as_json", "--plain": "plain", "--explain": "explain"}
 _VALUED = {"--top": "top", "-n": "top", "--vault": "vaults", "--mode": "mode", "--now": "now", "--types": "types", "-t": "types"}
+_ONCE = frozenset(("top", "mode", "now"))
+"""The single-value options of :data:`_VALUED`: given twice (``-n 3 --top 4``), the command goes to click, which refuses
+it (:func:`dreamdb.cli.options.refuse_repeats`); ``--vault`` and ``--types`` add up."""
 
 
 JSON_ERRORS = False
@@ -356,6 +359,8 @@ def fast_recall(args: list[str]) -> int | None:
             value = args[i + 1]
             i += 1
             key = _VALUED[a]
+            if key in _ONCE and key in opts:
+                return None  # a repeat of a single-value option: click's usage error (QA round 153-F F1)
             if key == "vaults":
                 if not value.strip():
                     return None  # click's NonEmptyPath words the usage error (exit 2)

@@ -1221,3 +1221,75 @@ def test_a_number_option_too_small_to_be_told_from_0_is_refused(tmp_path):
     for timeout in ("5e-324", "1e-300"):  # (a limit: the query runs, or is stopped at once, exit 1)
         res = runner.invoke(cli, ["sql", "--vault", str(vault), "--timeout", timeout, "SELECT 7 AS x"])
         assert res.exit_code in (0, 1) and "too small" not in res.output, (timeout, res.output)
+
+
+def _single_value_options():
+    """(command words, option strings) of every option of every command that takes one value, not repeatable."""
+    import click
+
+    ctx = click.Context(cli)
+    for name in cli.list_commands(ctx):
+        command = cli.get_command(ctx, name)
+        subs = command.commands.items() if isinstance(command, click.Group) else [(None, command)]
+        for sub, cmd in subs:
+            for param in cmd.params:
+                if isinstance(param, click.Option) and not (param.multiple or param.is_flag or param.count):
+                    yield [name, *filter(None, [sub])], param.opts
+
+
+def test_every_single_value_option_given_twice_is_refused_with_both_values():
+    """QA round 153-F F1: a repeat of a single-value option kept the last value alone, silently (``update --append
+    FIRST --append SECOND`` appended SECOND alone; ``list --level 3 --level 1`` listed level 1). Every command's such
+    options are refused (exit 2), the message naming the option and the values, before anything runs."""
+    runner = CliRunner()
+    found = list(_single_value_options())
+    assert len(found) > 35 and (["update"], ["--append"]) in found and (["recall"], ["--top", "-n"]) in found
+    for words, opts in found:
+        for spelling in {opts[0], opts[-1]}:
+            r = runner.invoke(cli, [*words, spelling, "one", opts[-1], "two"])
+            assert r.exit_code == 2, (words, spelling, r.output)
+            assert f"Error: {'/'.join(opts)} was given twice ('one', 'two'): it takes one value; give it once." \
+                in " ".join(r.output.split()), (words, spelling, r.output)
+    r = runner.invoke(cli, ["list", "--level", "3", "--level", "1", "--level", "2"])
+    assert r.exit_code == 2 and "--level was given 3 times ('3', '1', '2')" in r.output, r.output
+    r = runner.invoke(cli, ["update", "x", "--append", "a" * 100, "--append", "b"])
+    assert f"({'a' * 39 + '…'!r}, 'b')" in r.output, r.output  # (a long text cut in the message)
+
+
+def test_repeatable_options_still_add_up_and_a_repeated_write_option_changes_nothing(tmp_path):
+    """QA round 153-F F1: refused repeats leave the file as it was (the earlier text was lost); the options meant
+    to repeat keep working: recall's --vault, the list filters, remember's -r and --author, eval's --set; update's
+    --tags and eval's --modes (comma lists) now add up as the list filters do."""
+    vault = tmp_path / "_dream_context"
+    shutil.copytree(ROOT / "examples" / "_dream_context", vault, ignore=shutil.ignore_patterns(".dreamdb"))
+    note = vault / "knowledge" / "release-checklist.md"
+    before = note.read_bytes()
+    runner = CliRunner()
+    r = runner.invoke(cli, ["update", "--vault", str(vault), "knowledge/release-checklist", "--append", "FIRST line",
+                            "--append", "SECOND line"])
+    assert r.exit_code == 2 and "--append was given twice ('FIRST line', 'SECOND line')" in r.output, r.output
+    assert note.read_bytes() == before
+    changelog = vault / "core" / "CHANGELOG.json"
+    entries = changelog.read_bytes()
+    r = runner.invoke(cli, ["remember", "--vault", str(vault), "--scope", "a", "--scope", "b", "t"])
+    assert r.exit_code == 2 and "--scope was given twice ('a', 'b')" in r.output and changelog.read_bytes() == entries
+    r = runner.invoke(cli, ["update", "--vault", str(vault), "knowledge/release-checklist", "--tags", "alpha",
+                            "--tags", "beta,gamma", "--json"])
+    assert r.exit_code == 0, r.output
+    assert "tags: [alpha, beta, gamma]\n" in note.read_text(encoding="utf-8")
+    r = runner.invoke(cli, ["remember", "--vault", str(vault), "-r", "file:a.py", "-r", "file:b.py", "--author", "x",
+                            "--author", "y", "--json", "two refs"])
+    assert r.exit_code == 0, r.output
+    entry = json.loads(r.output)
+    assert entry["references"] == ["file:a.py", "file:b.py"] and entry["authors"] == ["x", "y"], entry
+    r = runner.invoke(cli, ["list", "--vault", str(vault), "--json", "-t", "feature", "-t", "task"])
+    assert r.exit_code == 0 and {d["type"] for d in json.loads(r.output)} == {"feature", "task"}, r.output
+    other = tmp_path / "other" / "_dream_context"
+    shutil.copytree(vault, other)
+    r = runner.invoke(cli, ["recall", "--vault", str(vault), "--vault", str(other), "--json", "-n", "50", "release"])
+    assert r.exit_code == 0 and len({h["vault"] for h in json.loads(r.output)["hits"]}) == 2, r.output
+    from dreamdb.cli.evaluate import evaluate
+
+    ctx = evaluate.make_context("eval", ["--modes", "bm25", "--modes", "dense,rrf", "--set", "eips", "--set",
+                                         "scifact"])
+    assert ctx.params["modes"] == ("bm25", "dense,rrf") and ctx.params["sets"] == ("eips", "scifact")

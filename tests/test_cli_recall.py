@@ -252,6 +252,7 @@ def test_real_vault_superseded_entries_are_marked(real_index):
 @pytest.mark.parametrize("args", [
     ["--json", "sleep", "debt"], ["--plain", "--top", "2", "atomic", "writes"], ["--explain", "-n", "3", "hook"],
     ["the", "of"], ["zzzqqq"], ["--plain", "-t", "feature", "--types", "task", "recall", "hook", "dedup"],
+    ["--plain", "-n", "3", "--top", "4", "hook"], ["--mode", "bm25", "--mode", "dense", "hook"],
 ])
 def test_fast_path_prints_exactly_what_click_prints(example_vault, args):
     """`dreamdb recall` skips click for common options (start-up time); its output must not differ."""
@@ -306,8 +307,21 @@ def test_the_json_query_is_the_arguments_joined_without_the_whitespace_around_th
 def test_fast_path_leaves_uncommon_options_to_click(example_vault):
     from dreamdb.quickcli import fast_recall
 
-    for args in (["--help"], ["--since", "-30d", "x"], ["--top", "99", "x"], ["--mode", "fuzzy", "x"], ["--vault"], []):
+    for args in (["--help"], ["--since", "-30d", "x"], ["--top", "99", "x"], ["--mode", "fuzzy", "x"], ["--vault"], [],
+                 ["-n", "3", "--top", "4", "x"], ["--mode", "bm25", "--mode", "bm25", "x"], ["--now", "a", "--now", "b", "x"]):
         assert fast_recall(args) is None
+
+
+def test_a_repeated_single_value_option_of_recall_is_refused_on_the_fast_path_too(example_vault):
+    """QA round 153-F F1: ``recall -n 3 --top 4`` gave 4 hits, the first value dropped silently; the fast path leaves
+    a repeat to click, which refuses it (exit 2) as it refuses every command's, the JSON error on stdout too."""
+    out = run_main("recall", "--vault", str(example_vault), "-n", "3", "--top", "4", "--json", "hook")
+    assert out.returncode == 2, out.stderr
+    message = "--top/-n was given twice ('3', '4'): it takes one value; give it once."
+    assert json.loads(out.stdout)["error"]["message"] == message and f"Error: {message}" in out.stderr
+    out = run_main("recall", "--vault", str(example_vault), "--now", "2026-08-18T00:00:00Z", "--now", "2020-01-01",
+                   "hook")
+    assert out.returncode == 2 and "--now was given twice ('2026-08-18T00:00:00Z', '2020-01-01')" in out.stderr
 
 
 def test_ctrl_c_while_the_modules_load_is_no_traceback(monkeypatch, capsys):

@@ -22,7 +22,7 @@ import sys
 import click
 
 from dreamdb import __version__
-from dreamdb.cli.options import SuggestingGroup, say
+from dreamdb.cli.options import SuggestingGroup, refuse_repeats, say
 
 _COMMANDS = {
     "recall": ("dreamdb.cli.recall", "recall"),
@@ -79,6 +79,7 @@ class LazyGroup(SuggestingGroup):
             raise
         command = getattr(module, target[1])
         _add_exit_codes(command)
+        refuse_repeats(command)  # (a repeated single-value option: an error, QA round 153-F F1)
         return command
 
     def format_commands(self, ctx, formatter):  # noqa: D102

@@ -312,6 +312,58 @@ class FreeTextCommand(click.Command):
         return {o for p in self.get_params(ctx) for o in (*getattr(p, "opts", ()), *getattr(p, "secondary_opts", ()))}
 
 
+def refuse_repeats(command: click.Command) -> None:
+    """Make a repeat of any single-value option of ``command`` (and of its subcommands') a usage error (exit 2):
+    ``update --append A --append B``, ``list --level 3 --level 1``. Click keeps the last value, silently: the earlier
+    text of a write was lost, a filter dropped (QA round 153-F F1). Every option that takes a value and is not
+    ``multiple`` is covered, whoever declared it; repeatable options (``recall``'s ``--vault``, the list filters of
+    :func:`filter_options`, ``remember -r``) and flags are left as they are. One mechanism for every command, applied
+    by :class:`dreamdb.cli.LazyGroup` to each command it loads; the message names the option and the values given
+    (:func:`repeated_option_message`). Idempotent."""
+    if getattr(command, "_refuses_repeats", False):
+        return
+    command._refuses_repeats = True
+    make_parser = command.make_parser
+
+    def make_once_parser(ctx: click.Context):
+        parser = make_parser(ctx)
+        options = {id(o): o for o in (*parser._long_opt.values(), *parser._short_opt.values())}.values()
+        store = [o for o in options if o.action == "store" and isinstance(o.obj, click.Option) and not o.obj.multiple]
+        dests = [o.dest for o in store]
+        once = {o.dest: o for o in store if dests.count(o.dest) == 1}  # (two options sharing a name: left alone)
+        for option in once.values():
+            option.action = "append"  # every value given kept, to be counted after the parse
+        parse_args = parser.parse_args
+
+        def parse_once(args):
+            opts, largs, order = parse_args(args=args)
+            for dest, option in once.items():
+                values = opts.get(dest)
+                if not isinstance(values, list):
+                    continue
+                if len(values) > 1 and not ctx.resilient_parsing:
+                    raise click.UsageError(repeated_option_message(option.obj.opts, values), ctx=ctx)
+                opts[dest] = values[-1]
+            return opts, largs, order
+
+        parser.parse_args = parse_once
+        return parser
+
+    command.make_parser = make_once_parser
+    for sub in getattr(command, "commands", {}).values():
+        refuse_repeats(sub)
+
+
+def repeated_option_message(names, values) -> str:
+    """"--append was given twice ('FIRST line', 'SECOND line'): it takes one value; give it once." for the option
+    ``names`` (its spellings: ``["--top", "-n"]``) given ``values`` (as typed; a long one cut to 40 characters)."""
+    from dreamdb.output import clip
+
+    times = "twice" if len(values) == 2 else f"{len(values)} times"
+    shown = ", ".join(repr(clip(v, 40)) if isinstance(v, str) else repr(v) for v in values)
+    return f"{'/'.join(names)} was given {times} ({shown}): it takes one value; give it once."
+
+
 class Interrupted(click.Abort):
     """Ctrl-C on a command that has already said what the interruption left behind: the entry point
     exits 130 (with ``--json``, its JSON error, whose message is ``said``: QA round 110-B F5, it was "Interrupted."

@@ -150,8 +150,10 @@ def remember(text, text_file, entry_type, scope, summary, references, supersedes
 @click.command()
 @click.argument("slug")
 @click.option("--description", help="New frontmatter description (\"\" removes it).")
-@click.option("--tags", help="New tags, comma-separated (replaces the list; blanks and repeats, in any spelling of a tag (A, #a), are dropped; \"\" clears it)."
-              " A leading # and a facet prefix are not part of a tag: '#topic:recall' is the tag recall.")
+@click.option("--tags", metavar="A,B", multiple=True,
+              help="New tags, comma-separated (replaces the list; blanks and repeats, in any spelling of a tag (A, #a), are dropped; \"\" clears it)."
+              " A leading # and a facet prefix are not part of a tag: '#topic:recall' is the tag recall. Repeating the"
+              " option adds to the list: --tags a --tags b is --tags a,b.")
 @click.option("--status", help="New frontmatter status (e.g. completed, in_progress; as recall --status reads it; \"\" removes it).")
 @click.option("--content", help="New body (replaces it; the previous file is kept in .dreamdb/trash/; an empty one, or a whole note that opens with its frontmatter, is refused); - reads standard input.")
 @click.option("--append", help="Text appended to the body; - reads standard input.")
@@ -205,6 +207,8 @@ def update(slug, description, tags, status, content, append, content_file, appen
     if content_file == "-" and append_file == "-":
         raise UsageError(f"{named['content']} and {named['append']} both read standard input; nothing was changed.",
                          hint="Give one of them as -, the other as a file or text.")
+    # (repeats add up, as recall's list filters do; one value is passed as given, so its errors quote it as typed)
+    tags = None if not tags else tags[0] if len(tags) == 1 else ",".join(tags)
     content = _one_of(content, content_file, "--content", named["content"])
     append = _one_of(append, append_file, "--append", named["append"])
     index = open_index(vault)
