@@ -1026,6 +1026,26 @@ def test_sync_says_a_few_of_the_warnings_on_same_named_files_and_counts_the_rest
         "other", *renamed[:2], "… and 4 more same-named files indexed under a numbered id (dreamdb list shows each"
         " note's id and file; the JSON of the sync that numbers them, sync --json, lists every one)", "last"]
 
+def test_embed_commands_name_dreamdb_list_for_the_same_named_files_they_leave_out(tiny_vault):
+    """QA round 153-F F4: embed refresh (and compact), whose sync numbers the files, said "sync --json lists every
+    one" of those it left out; but that sync had run, a later sync --json lists none, and their own JSON holds no
+    warnings. Their line names dreamdb list, which does show each; sync's keeps naming its JSON."""
+    from click.testing import CliRunner
+
+    from dreamdb.cli import cli
+
+    for n in range(1, 9):
+        write_doc(tiny_vault, f"knowledge/g{n:02d}/notes.md", f"note {n}\n")
+    r = CliRunner().invoke(cli, ["embed", "compact", "--vault", str(tiny_vault)])
+    assert r.stderr.count(": indexed as knowledge/notes-") == 5, r.stderr
+    assert "note: … and 2 more same-named files indexed under a numbered id (dreamdb list shows each note's id and" \
+           " file)\n" in r.stderr and "sync --json" not in r.stderr, r.stderr
+    r = CliRunner().invoke(cli, ["sync", "--vault", str(tiny_vault), "--json"])
+    assert json.loads(r.stdout)["warnings"] == []  # (what the old line sent the user to)
+    r = CliRunner().invoke(cli, ["list", "--vault", str(tiny_vault), "--json"])
+    assert {d["doc_id"]: d["path"] for d in json.loads(r.stdout)}["knowledge/notes-8"] == "knowledge/g08/notes.md"
+
+
 def test_the_warning_for_two_names_that_differ_only_in_unicode_form_says_so(tiny_vault):
     """QA round 130-C F5: Grüße.md written in NFC and in NFD were warned of as "knowledge/Grüße.md: indexed as
     knowledge/Grüße-2 (knowledge/Grüße is the file knowledge/Grüße.md, …)", one file listed twice to the eye."""

@@ -187,7 +187,7 @@ def refresh_cmd(vault, force, threads, as_json):
 
     index = open_index(vault)
     # minutes of embedding must not go into a damaged index that a later recall rebuilds
-    print_notes(index, few_same_name_warnings(index.sync(check=True, reread=False).warnings))
+    print_notes(index, few_same_name_warnings(index.sync(check=True, reread=False).warnings, json_lists=False))
     embedder = get_embedder(threads=threads)
     from dreamdb.embeddings.store import vectors_of
 
@@ -324,7 +324,7 @@ def compact_cmd(vault, as_json):
 
     index = open_index(vault)
     # a damaged index is rebuilt from the vault first (compact would fail on it)
-    print_notes(index, few_same_name_warnings(index.sync(check=True, reread=False).warnings))
+    print_notes(index, few_same_name_warnings(index.sync(check=True, reread=False).warnings, json_lists=False))
     r = compact(index.conn, on_wait=_Waiting())
     from dreamdb import quickcli
 

@@ -1214,7 +1214,8 @@ _SAME_NAME_WARNING = LazyPattern(r": (?:indexed as|its id is now) [^\n]* \((?:[^
 is the file knowledge/a/notes.md)``, ``…: its id is now …, was … (…)``)."""
 
 
-def few_same_name_warnings(warnings: list[str], shown: int = SAME_NAME_WARNINGS_SHOWN) -> list[str]:
+def few_same_name_warnings(warnings: list[str], shown: int = SAME_NAME_WARNINGS_SHOWN, *,
+                           json_lists: bool = True) -> list[str]:
     """A sync's ``warnings`` as its text output says them: the first ``shown`` of those on same-named files given a
     numbered id (:func:`number_same_names`), then one line counting the others, where they stood; every other warning
     as it is, in order. All of them when that is no more than ``shown`` + 1 (as :func:`dreamdb.output.some_of`).
@@ -1223,6 +1224,9 @@ def few_same_name_warnings(warnings: list[str], shown: int = SAME_NAME_WARNINGS_
     Args:
         warnings: :attr:`SyncReport.warnings` (not changed).
         shown: how many of the same-name warnings to keep.
+        json_lists: the command's ``--json`` lists every warning (``sync``): the counting line says so. Else
+            (the syncs of ``embed refresh`` and ``embed compact``, whose JSON holds no warnings) it names
+            ``dreamdb list`` alone: a later ``sync --json`` has nothing to number, and lists none (QA round 153-F F4).
 
     Returns:
         A new list of lines.
@@ -1234,7 +1238,8 @@ def few_same_name_warnings(warnings: list[str], shown: int = SAME_NAME_WARNINGS_
     out = [w for i, w in enumerate(warnings) if i not in left_out]
     out.insert(same[shown - 1] + 1 if shown else same[0],
                f"… and {len(left_out):,} more same-named files indexed under a numbered id (dreamdb list shows each"
-               " note's id and file; the JSON of the sync that numbers them, sync --json, lists every one)")
+               " note's id and file" + ("; the JSON of the sync that numbers them, sync --json, lists every one)"
+                                        if json_lists else ")"))
     return out
 
 
