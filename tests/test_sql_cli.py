@@ -519,6 +519,42 @@ def test_the_watchdog_at_a_low_open_file_limit_prints_no_traceback(vault, limit)
     assert (p.returncode, p.stdout.split()[-1:]) == (0, ["1"]) or "may open no more files" in p.stderr, (p.stdout, p.stderr)
 
 
+_SQL_AT_THE_FILE_LIMIT = """
+import os, resource, sys
+resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+from dreamdb.cli import main
+vault, free = sys.argv[1], int(sys.argv[2])
+assert main(["sql", "--vault", vault, "SELECT 1"]) == 0  # (the index made, the modules loaded)
+fds = []
+try:
+    while True:
+        fds.append(os.open(os.devnull, os.O_RDONLY))
+except OSError:
+    pass
+for _ in range(free):
+    os.close(fds.pop())
+code = main(["sql", "--vault", vault, "--no-sync", "SELECT 1"])
+for fd in fds:
+    os.close(fd)
+print("exit", code)
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs RLIMIT_NOFILE (POSIX)")
+@pytest.mark.parametrize("free", [2, 4, 6])
+def test_sql_at_the_open_file_limit_exits_4_as_the_other_commands(vault, free):
+    """QA round 153-F F5: ``sql`` at the open-file limit exited 1 ("This process may open no more files (Too many open
+    files: …/migrations)", from the check of the index's migrations, or of the watchdog's pipe), where every other
+    command says exit 4 of an index it cannot open for the limit: IndexUnavailable, naming the index and the limit."""
+    from dreamdb.errors import OPEN_FILES_HINT
+
+    p = subprocess.run([sys.executable, "-c", _SQL_AT_THE_FILE_LIMIT, str(vault), str(free)], capture_output=True,
+                       text=True, timeout=120)
+    assert p.stdout.split()[-2:] == ["exit", "4"] and "Traceback" not in p.stderr, (p.stdout, p.stderr)
+    assert "Error: Cannot query the index at " in p.stderr and "this process may open no more files (Too many open" \
+        " files); the index was left as it is." in p.stderr and f"Hint: {OPEN_FILES_HINT}" in p.stderr, p.stderr
+
+
 def test_no_sync_on_an_index_of_a_newer_format_says_newer(vault, capsys):
     """QA round 117-A F8: ``sql --no-sync`` on an index a newer dreamdb wrote said "written by an older dreamdb" and told
     the user to "upgrade it" by a sync (which would index it again in this version's older format)."""

@@ -415,7 +415,8 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
       dreamdb sql --format csv -- "$(cat query.sql)"   # query.sql may start with a -- comment
     """
     from dreamdb import output
-    from dreamdb.errors import IndexDamaged, IndexUnavailable, UsageError
+    from dreamdb.errors import (OPEN_FILES_HINT, IndexDamaged, IndexUnavailable, UsageError, open_files_reason,
+                                short_of_files)
     from dreamdb.sqlquery import MAX_RESULT_BYTES, csv_text, json_rows, run_readonly, unique_names
 
     if as_json and fmt in ("csv", "table"):
@@ -478,22 +479,31 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
     # (after a sync too: a driver that cannot load sqlite-vec leaves the vector tables' migrations waiting, and
     # "no such table: chunks" came with a hint that listed chunks; QA round 97-B F8)
     read = index.read_path  # (the vault's other index, where this one could not be made: QA round 145-I F1)
-    waiting = _note_older_index(read, timeout_s)
     # (the cap counts the bytes this format writes: QA round 152-A F5, JSON's escapes of control characters were
     # counted as their UTF-8 bytes, 800 MB of JSON and 2.4 GB resident)
     shape = {"fmt": "json" if as_json else fmt, "terminal": fmt == "csv" and _stdout_is_terminal()}
     try:
+        waiting = _note_older_index(read, timeout_s)
         try:
-            result = run_readonly(read, query, max_rows=max_rows, timeout_s=timeout_s, **shape)
-        except IndexDamaged as exc:
-            if no_sync:
-                raise
-            report = index.rebuild(exc.message)  # the index is a cache: rebuild it from the vault, then ask again
-            say(f"note: the index was damaged; rebuilt from the vault ({report.documents} documents)")
-            result = run_readonly(index.index_path, query, max_rows=max_rows, timeout_s=timeout_s, **shape)
-    except UsageError as exc:
-        _note_waiting_migrations(waiting, exc.message)
-        raise
+            try:
+                result = run_readonly(read, query, max_rows=max_rows, timeout_s=timeout_s, **shape)
+            except IndexDamaged as exc:
+                if no_sync:
+                    raise
+                report = index.rebuild(exc.message)  # the index is a cache: rebuild it from the vault, then ask again
+                say(f"note: the index was damaged; rebuilt from the vault ({report.documents} documents)")
+                result = run_readonly(index.index_path, query, max_rows=max_rows, timeout_s=timeout_s, **shape)
+        except UsageError as exc:
+            _note_waiting_migrations(waiting, exc.message)
+            raise
+    except OSError as exc:  # (the migrations' files, the watchdog's pipe: exit 1 where the other commands say 4 of the
+        # open-file limit, QA round 153-F F5)
+        if not short_of_files(exc):
+            raise
+        raise IndexUnavailable(f"Cannot query the index at {read}"
+                               f"{f' (reading {exc.filename})' if exc.filename else ''}: {open_files_reason(exc)}; the"
+                               " index was left as it is.",
+                               hint=OPEN_FILES_HINT) from None
     columns, rows, truncated = result.columns, result.rows, result.truncated
     print_notes(index)  # (the index read as it is: said now that it answered, QA round 143-E F4)
     for note in result.notes:

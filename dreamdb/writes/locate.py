@@ -367,6 +367,11 @@ not asked again (QA round 99-B F1: ``update`` and ``delete`` made five lookups, 
 under a program holding the index in ``BEGIN EXCLUSIVE``)."""
 _LOCKED: dict[str, float] = {}
 
+_SHORT_OF_FILES: dict[str, OSError] = {}
+"""Vault → the open-file limit's error that kept :func:`_index_rows`' last lookup in that vault from reading its
+index (cleared by the next lookup): a refusal the index would have answered (an id it does not hold,
+:func:`_refuse_id_of_unseen_files`) says the limit, not that the index is behind (QA round 153-F F5)."""
+
 
 def _inside_vault_rows(cursor) -> list[tuple]:
     """The rows of ``cursor`` whose ``source_path`` column, if it has one, names a file inside the vault: a row naming
@@ -383,13 +388,16 @@ def _index_rows(vault: Path, sql: str, params: Sequence[Any]) -> list[tuple] | N
     """Run a query on the vault's existing index, opened read-only; ``None`` when there is no usable index.
 
     The index is never created, migrated or synced here (no index file: nothing was ever recalled,
-    so no recall id can name a document): its ids are the ones recall printed last.
+    so no recall id can name a document): its ids are the ones recall printed last. An index that could not be
+    read for the open-file limit (:func:`dreamdb.errors.short_of_files`) is no usable index too, its error kept in
+    :data:`_SHORT_OF_FILES` until the next lookup, for a refusal that the index's answer would decide to name.
     """
     from dreamdb import config
     from dreamdb.errors import DreamdbError
     from dreamdb.store import connect as db
 
     other = None
+    _SHORT_OF_FILES.pop(str(vault), None)
     try:
         index_path = config.index_path_for(vault)
         kind = config.index_file_kind(index_path)
@@ -421,6 +429,15 @@ def _index_rows(vault: Path, sql: str, params: Sequence[Any]) -> list[tuple] | N
     except (DreamdbError, db.DatabaseError, OSError) as exc:  # no usable index: the files alone decide
         if isinstance(exc, db.DatabaseError) and db.is_lock_error(exc):
             _LOCKED[str(index_path)] = time.monotonic() + LOCKED_SKIP_S
+        short = exc if short_of_files(exc) else None
+        if short is None and not isinstance(exc, OSError):
+            # (SQLite says "unable to open database file", the index file's kind an IndexUnavailable: the limit is
+            # told as an Index's open tells it, api._short_of_file_handles)
+            from dreamdb.api import _short_of_file_handles
+
+            short = _short_of_file_handles()
+        if short is not None:
+            _SHORT_OF_FILES[str(vault)] = short
         return None
     raise UsageError(f"The index {index_path} mirrors another vault ({other}); its ids are not this vault's, so"
                      " nothing was changed.",
@@ -722,8 +739,12 @@ def _refuse_id_of_unseen_files(vault: Path, slug: str, path: Path) -> None:
     rather than "No document" with a guess that names several (QA round 146-H F2).
 
     Raises:
-        WriteRefused: always.
+        WriteRefused: always (naming the open-file limit when that kept the index from being read: QA round 153-F F5).
     """
+    short = _SHORT_OF_FILES.get(str(vault))
+    if short is not None:  # (the index could not be read: whether it holds the id is not known)
+        raise WriteRefused(f"Cannot read the index to look up {slug}: {open_files_reason(short)}; nothing was changed.",
+                           hint=OPEN_FILES_HINT)
     rel = path.relative_to(vault).as_posix()
     raise WriteRefused(f"{slug} is no id of the index yet: the files it names were added since the last sync, which"
                        f" will give it to {rel}. Nothing was changed.",
