@@ -1293,3 +1293,24 @@ def test_repeatable_options_still_add_up_and_a_repeated_write_option_changes_not
     ctx = evaluate.make_context("eval", ["--modes", "bm25", "--modes", "dense,rrf", "--set", "eips", "--set",
                                          "scifact"])
     assert ctx.params["modes"] == ("bm25", "dense,rrf") and ctx.params["sets"] == ("eips", "scifact")
+
+
+def test_minus_infinity_is_a_number_refused_by_the_range_as_minus_1_is(tmp_path):
+    """QA round 153-H F2: ``sql --timeout -inf`` and ``embed dedup --merge -inf`` were said to be no number
+    ("'-inf' is not a valid number.") where ``inf`` is one (no time limit) and ``-1`` is refused by the option's range:
+    ``-inf`` is a number, refused by the range too (exit 2)."""
+    from click.testing import CliRunner
+
+    from dreamdb.cli import cli
+
+    runner = CliRunner()
+    vault = tmp_path / "_dream_context"
+    vault.mkdir()
+    for args in (["sql", "--vault", str(vault), "--timeout", "-inf", "SELECT 7 AS x"],
+                 ["sql", "--vault", str(vault), "--timeout", " -Infinity", "SELECT 7 AS x"],
+                 ["embed", "dedup", "--vault", str(vault), "--title", "t", "--merge", "-inf"]):
+        res = runner.invoke(cli, args)
+        assert res.exit_code == 2, (args, res.output)
+        assert "is not a valid number" not in res.output and "not in the range" in res.output, (args, res.output)
+    res = runner.invoke(cli, ["sql", "--vault", str(vault), "--timeout", "-1_0", "SELECT 7 AS x"])
+    assert res.exit_code == 2 and "'-1_0' is not a valid number." in res.output, res.output

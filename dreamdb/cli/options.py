@@ -270,7 +270,7 @@ class Number(click.FloatRange):
 def _refuse_unwritten(kind, value, param, ctx, *, whole: bool) -> None:
     """Refuse, as click refuses ``abc`` ("'1_000' is not a valid number."), text that Python's ``int`` or ``float``
     reads as a number but README's numbers are not (:func:`dreamdb.arguments.written_number`: ``1_000``, ``٣``);
-    ``nan`` and ``inf`` stay click's and each option's to take or refuse, as they were (``sql --timeout inf`` is no
+    ``nan``, ``inf`` and ``-inf`` (QA round 153-H F2) stay click's and each option's to take or refuse, as they were (``sql --timeout inf`` is no
     time limit, QA round 118-B F6; a range refuses ``nan``). And a number other than 0 that ``float`` reads as 0
     (:func:`dreamdb.arguments.reads_as_zero`): ``sql --timeout 1e-400`` was no time limit, 0's meaning (QA round
     153-A F2)."""
@@ -278,7 +278,7 @@ def _refuse_unwritten(kind, value, param, ctx, *, whole: bool) -> None:
 
     if not isinstance(value, str):
         return
-    if not written_number(value, whole=whole) and value.strip().lower().lstrip("+") not in ("nan", "inf", "infinity"):
+    if not written_number(value, whole=whole) and value.strip().lower().lstrip("+-") not in ("nan", "inf", "infinity"):
         kind.fail(f"{value!r} is not a valid {kind.name}.", param, ctx)
     if not whole and reads_as_zero(value):
         kind.fail(f"{value!r} is too small to be told from 0: give 0, or a number at least {SMALLEST_NUMBER!r} from"
