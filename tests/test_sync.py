@@ -1770,8 +1770,8 @@ def test_sync_counts_the_notes_moved_with_their_documents(tiny_vault):
     assert (got["added"], got["removed"], got["moved"]) == (3, 3, 2)
     (tiny_vault / "knowledge" / "newer").rename(tiny_vault / "knowledge" / "last")
     r = runner.invoke(cli, ["sync", "--vault", str(tiny_vault)])
-    assert r.stdout.startswith("3 added, 0 changed, 3 removed, 1 unchanged (3 of them moved to another folder: their"
-                               " documents kept) · 4 documents · "), r.stdout
+    assert r.stdout.startswith("3 added, 0 changed, 3 removed, 1 unchanged · 3 of the added and removed moved to another"
+                               " folder: their documents kept · 4 documents · "), r.stdout
     r = runner.invoke(cli, ["sync", "--vault", str(tiny_vault)])
     assert r.stdout.startswith("0 added, 0 changed, 0 removed, 4 unchanged · 4 documents"), r.stdout
 

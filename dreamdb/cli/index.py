@@ -70,9 +70,10 @@ def sync_cmd(vault, force, check, as_json):
               + (f" ({report.added} new)" if report.added else "") + f", {report.removed} removed"
               if report.rebuilt else f"{report.added} added, {report.changed} changed, {report.removed} removed,"
                                      f" {report.unchanged} unchanged")
-    if report.moved:  # (QA round 153-C F5: a folder renamed was said as files added and removed alone)
-        counts += (f" ({report.moved} of them moved to another folder: {'their' if report.moved != 1 else 'its'}"
-                   " documents kept)")
+    if report.moved:  # (QA round 153-C F5: a folder renamed was said as files added and removed alone; 153-H F1:
+        # said after "unchanged", "of them" read as of the unchanged files)
+        counts += (f" · {report.moved} of the added and removed moved to another folder:"
+                   f" {'their' if report.moved != 1 else 'its'} documents kept")
     click.echo(
         f"{counts} · {output.count_noun(report.documents, 'document')} · {report.elapsed_ms:.1f} ms"
         + (" (rebuilt)" if report.rebuilt else "") + (" · index checked: ok" if check and not report.rebuilt else "")
