@@ -1314,3 +1314,43 @@ def test_minus_infinity_is_a_number_refused_by_the_range_as_minus_1_is(tmp_path)
         assert "is not a valid number" not in res.output and "not in the range" in res.output, (args, res.output)
     res = runner.invoke(cli, ["sql", "--vault", str(vault), "--timeout", "-1_0", "SELECT 7 AS x"])
     assert res.exit_code == 2 and "'-1_0' is not a valid number." in res.output, res.output
+
+
+def test_a_click_without_the_parser_tables_the_repeat_check_reads_parses_as_click_does():
+    """The repeat check (:func:`dreamdb.cli.options.refuse_repeats`, QA round 153-F F1) reads click's parser tables,
+    which are not click's API: where a click has none, a command parses as click parses it (the last value kept),
+    rather than every command failing on an AttributeError."""
+    import click
+    from click.testing import CliRunner
+
+    from dreamdb.cli.options import refuse_repeats
+
+    @click.command()
+    @click.option("--top", type=int)
+    def cmd(top):
+        click.echo(f"top={top}")
+
+    refuse_repeats(cmd)
+    assert "given twice" in CliRunner().invoke(cmd, ["--top", "1", "--top", "2"]).output
+    plain = click.Command.make_parser
+
+    class Parser:  # (click's parser, its option tables kept under names of its own)
+        def __init__(self, parser):
+            self.parser = parser
+
+        def __getattr__(self, name):
+            if name in ("_long_opt", "_short_opt"):
+                raise AttributeError(name)
+            return getattr(self.parser, name)
+
+    def without_tables(self, ctx):
+        return Parser(plain(self, ctx))
+
+    @click.command(cls=type("Bare", (click.Command,), {"make_parser": without_tables}))
+    @click.option("--top", type=int)
+    def bare(top):
+        click.echo(f"top={top}")
+
+    refuse_repeats(bare)
+    res = CliRunner().invoke(bare, ["--top", "1", "--top", "2"])
+    assert res.exit_code == 0 and res.output == "top=2\n", res.output

@@ -327,8 +327,12 @@ def refuse_repeats(command: click.Command) -> None:
 
     def make_once_parser(ctx: click.Context):
         parser = make_parser(ctx)
-        options = {id(o): o for o in (*parser._long_opt.values(), *parser._short_opt.values())}.values()
-        store = [o for o in options if o.action == "store" and isinstance(o.obj, click.Option) and not o.obj.multiple]
+        try:  # (click's parser tables are its own, not its API: a click that has none parses as click does)
+            options = {id(o): o for o in (*parser._long_opt.values(), *parser._short_opt.values())}.values()
+            store = [o for o in options
+                     if o.action == "store" and isinstance(o.obj, click.Option) and not o.obj.multiple]
+        except AttributeError:
+            return parser
         dests = [o.dest for o in store]
         once = {o.dest: o for o in store if dests.count(o.dest) == 1}  # (two options sharing a name: left alone)
         for option in once.values():
