@@ -161,6 +161,20 @@ def fresh_synced_vault(synced_real_vault, tmp_path) -> Path:
     return copy_vault(synced_real_vault, tmp_path)
 
 
+USE_UP_FILE_HANDLES = """fds = []
+try:
+    while True:
+        fds.append(os.open(os.devnull, os.O_RDONLY))
+except OSError:
+    pass
+for _ in range(int(free)):
+    os.close(fds.pop())
+"""
+"""Source for a child process's script (top level, ``os`` imported, ``free`` its number of file descriptors to leave
+free): open /dev/null until the open-file limit, then close ``free`` of them (``fds`` holds the rest). Put in for the
+line ``# USE_UP_FILE_HANDLES`` of the open-file-limit tests' scripts."""
+
+
 def write_doc(vault: Path, rel: str, text: str) -> Path:
     """Write a vault file (creating folders); return its path."""
     p = vault / rel

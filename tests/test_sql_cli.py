@@ -14,7 +14,7 @@ import pytest
 from dreamdb.cli import main
 from dreamdb.errors import UsageError
 from dreamdb.sqlquery import DEFAULT_MAX_ROWS, json_rows, json_value, single_statement, unique_names
-from tests.conftest import held_by_another_process, write_doc
+from tests.conftest import USE_UP_FILE_HANDLES, held_by_another_process, write_doc
 
 COUNT_TO = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < {n}) SELECT x FROM c"
 
@@ -525,19 +525,12 @@ resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
 from dreamdb.cli import main
 vault, free = sys.argv[1], int(sys.argv[2])
 assert main(["sql", "--vault", vault, "SELECT 1"]) == 0  # (the index made, the modules loaded)
-fds = []
-try:
-    while True:
-        fds.append(os.open(os.devnull, os.O_RDONLY))
-except OSError:
-    pass
-for _ in range(free):
-    os.close(fds.pop())
+# USE_UP_FILE_HANDLES
 code = main(["sql", "--vault", vault, "--no-sync", "SELECT 1"])
 for fd in fds:
     os.close(fd)
 print("exit", code)
-"""
+""".replace("# USE_UP_FILE_HANDLES\n", USE_UP_FILE_HANDLES)
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs RLIMIT_NOFILE (POSIX)")
