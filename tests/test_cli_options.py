@@ -1256,6 +1256,57 @@ def test_every_single_value_option_given_twice_is_refused_with_both_values():
     assert f"({'a' * 39 + '…'!r}, 'b')" in r.output, r.output  # (a long text cut in the message)
 
 
+def test_help_beside_a_repeated_single_value_option_is_the_help(tmp_path):
+    """QA round 154-A F4: ``list --level 1 --level 2 --help`` (``sql --timeout 1 --timeout 2 -h``) was the repeat's
+    usage error, exit 2, where ``list --level abc --help`` shows the help (click's --help is eager). Every command's
+    single-value options given twice beside --help or -h, before or after the repeat: the help, exit 0; recall
+    through the real entry point too (its fast path leaves --help to click). Without it, still refused."""
+    runner = CliRunner()
+    found = list(_single_value_options())
+    assert len(found) > 35
+    for words, opts in found:
+        usage = f"Usage: dreamdb {' '.join(words)} [OPTIONS]"
+        for help_option, where in (("--help", -1), ("-h", 1)):
+            args = [opts[0], "one", opts[-1], "two"]
+            args.insert(len(args) if where < 0 else 2, help_option)
+            r = runner.invoke(cli, [*words, *args], prog_name="dreamdb")
+            assert r.exit_code == 0 and r.output.startswith(usage), (words, args, r.output)
+            assert "given twice" not in r.output, (words, args, r.output)
+    vault = tmp_path / "_dream_context"
+    vault.mkdir()
+    for args in (["recall", "-n", "3", "-n", "4", "--help"], ["recall", "--vault", str(vault), "-n", "3", "--top", "4",
+                                                              "--json", "hook", "-h"],
+                 ["list", "--level", "1", "--level", "2", "--help"], ["sql", "--timeout", "1", "--timeout", "2", "-h"]):
+        p = subprocess.run([sys.executable, "-m", "dreamdb", *args], capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0 and p.stdout.startswith(f"Usage: dreamdb {args[0]} [OPTIONS]"), (args, p.stderr)
+        assert p.stderr == "", (args, p.stderr)
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "recall", "--vault", str(vault), "-n", "3", "-n", "4", "--",
+                        "--help"], capture_output=True, text=True, timeout=120)  # (a query, not the option)
+    assert p.returncode == 2 and "--top/-n was given twice ('3', '4')" in p.stderr, p.stderr
+
+
+def test_an_eager_option_that_does_not_end_the_command_leaves_the_repeat_refused():
+    """QA round 154-A F4: a repeat beside an eager option waits for it (--help ends the command first); an eager
+    option that lets the command run does not let the repeat through: refused before the command runs."""
+    import click
+
+    from dreamdb.cli.options import refuse_repeats
+
+    ran = []
+
+    @click.command()
+    @click.option("--top", type=int)
+    @click.option("--verbose", is_flag=True, is_eager=True)
+    def cmd(top, verbose):
+        ran.append(top)
+
+    refuse_repeats(cmd)
+    res = CliRunner().invoke(cmd, ["--top", "1", "--top", "2", "--verbose"])
+    assert res.exit_code == 2 and "--top was given twice ('1', '2')" in res.output and ran == [], res.output
+    res = CliRunner().invoke(cmd, ["--top", "2", "--verbose"])
+    assert res.exit_code == 0 and ran == [2], res.output
+
+
 def test_repeatable_options_still_add_up_and_a_repeated_write_option_changes_nothing(tmp_path):
     """QA round 153-F F1: refused repeats leave the file as it was (the earlier text was lost); the options meant
     to repeat keep working: recall's --vault, the list filters, remember's -r and --author, eval's --set; update's

@@ -319,7 +319,9 @@ def refuse_repeats(command: click.Command) -> None:
     ``multiple`` is covered, whoever declared it; repeatable options (``recall``'s ``--vault``, the list filters of
     :func:`filter_options`, ``remember -r``) and flags are left as they are. One mechanism for every command, applied
     by :class:`dreamdb.cli.LazyGroup` to each command it loads; the message names the option and the values given
-    (:func:`repeated_option_message`). Idempotent."""
+    (:func:`repeated_option_message`). An eager option (``--help``/``-h``) given beside a repeat is handled first, as
+    click handles it before a bad value: ``list --level 1 --level 2 --help`` shows the help, exit 0 (QA round 154-A
+    F4); were an eager option not to end the command, the repeat is refused before the command runs. Idempotent."""
     if getattr(command, "_refuses_repeats", False):
         return
     command._refuses_repeats = True
@@ -341,21 +343,42 @@ def refuse_repeats(command: click.Command) -> None:
 
         def parse_once(args):
             opts, largs, order = parse_args(args=args)
+            repeated = None
             for dest, option in once.items():
                 values = opts.get(dest)
                 if not isinstance(values, list):
                     continue
-                if len(values) > 1 and not ctx.resilient_parsing:
-                    raise click.UsageError(repeated_option_message(option.obj.opts, values), ctx=ctx)
+                if len(values) > 1 and not ctx.resilient_parsing and repeated is None:
+                    repeated = repeated_option_message(option.obj.opts, values)
                 opts[dest] = values[-1]
+            if repeated is not None:
+                if not any(p.is_eager and p.name in opts for p in command.get_params(ctx)):
+                    raise click.UsageError(repeated, ctx=ctx)
+                # an eager option given (--help, -h): click handles it first, as it does before a bad value (QA round
+                # 154-A F4: list --level 1 --level 2 --help was the usage error); the repeat is refused after it
+                ctx.meta[_REPEATED] = repeated
             return opts, largs, order
 
         parser.parse_args = parse_once
         return parser
 
     command.make_parser = make_once_parser
+    invoke = command.invoke
+
+    def invoke_once(ctx: click.Context):
+        repeated = ctx.meta.pop(_REPEATED, None)  # (an eager option that did not end the command)
+        if repeated is not None:
+            raise click.UsageError(repeated, ctx=ctx)
+        return invoke(ctx)
+
+    command.invoke = invoke_once
     for sub in getattr(command, "commands", {}).values():
         refuse_repeats(sub)
+
+
+_REPEATED = "dreamdb.repeated_option"
+"""``ctx.meta``'s key for a repeat found beside an eager option (:func:`refuse_repeats`), refused when the command
+runs."""
 
 
 def repeated_option_message(names, values) -> str:
