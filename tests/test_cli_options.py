@@ -1346,6 +1346,46 @@ def test_repeatable_options_still_add_up_and_a_repeated_write_option_changes_not
     assert ctx.params["modes"] == ("bm25", "dense,rrf") and ctx.params["sets"] == ("eips", "scifact")
 
 
+def test_update_tags_given_empty_more_than_once_clears_them_and_blank_repeats_are_quoted_as_typed(tmp_path, capsys):
+    """QA round 154-A F5: ``update --tags '' --tags ''`` was refused as "The tags ',' name no tag", a text the user
+    never typed (the repeats joined with a comma). Every value empty clears the tags as one ``''`` does; repeats of
+    blanks and commas alone are refused quoting each value as given, as recall and list word theirs, the file
+    untouched."""
+    from dreamdb.entry import main
+
+    notes = {}
+    for name in ("once", "twice"):
+        vault = tmp_path / name / "_dream_context"
+        shutil.copytree(ROOT / "examples" / "_dream_context", vault, ignore=shutil.ignore_patterns(".dreamdb"))
+        notes[name] = vault / "knowledge" / "release-checklist.md"
+        assert "tags: [process, release]\n" in notes[name].read_text(encoding="utf-8")
+    vault = notes["twice"].parent.parent
+    before = notes["twice"].read_bytes()
+
+    def update(folder, *tags):
+        code = main(["update", "--vault", str(folder), "knowledge/release-checklist", "--json",
+                     *[a for t in tags for a in ("--tags", t)]])
+        out, err = capsys.readouterr()
+        return code, json.loads(out), err
+
+    for tags, said in (([" ", ""], "(--tags ' ' --tags '' on the command line) name no tag (only blank characters)"),
+                       ([",", "", " "], "(--tags ',' --tags '' --tags ' ' on the command line) name no tag (only commas"
+                                        " and blanks)")):
+        code, doc, err = update(vault, *tags)
+        message = f"The tags given {said}; nothing was changed."
+        assert code == 2 and doc["error"]["message"] == message and f"Error: {message}" in err, (code, doc, err)
+        assert notes["twice"].read_bytes() == before
+    code, doc, err = update(notes["once"].parent.parent, "")
+    assert code == 0 and doc["previous_version"], (doc, err)
+    code, doc, err = update(vault, "", "")
+    assert code == 0 and doc["previous_version"], (doc, err)
+    cleared = notes["twice"].read_text(encoding="utf-8")
+    assert "process" not in cleared.split("---")[1], cleared
+    assert cleared.split("\n")[:6] == notes["once"].read_text(encoding="utf-8").split("\n")[:6]
+    code, doc, err = update(vault, "", "alpha", "")
+    assert code == 0 and "tags: [alpha]\n" in notes["twice"].read_text(encoding="utf-8"), (doc, err)
+
+
 def test_minus_infinity_is_a_number_refused_by_the_range_as_minus_1_is(tmp_path):
     """QA round 153-H F2: ``sql --timeout -inf`` and ``embed dedup --merge -inf`` were said to be no number
     ("'-inf' is not a valid number.") where ``inf`` is one (no time limit) and ``-1`` is refused by the option's range:

@@ -153,7 +153,7 @@ def remember(text, text_file, entry_type, scope, summary, references, supersedes
 @click.option("--tags", metavar="A,B", multiple=True,
               help="New tags, comma-separated (replaces the list; blanks and repeats, in any spelling of a tag (A, #a), are dropped; \"\" clears it)."
               " A leading # and a facet prefix are not part of a tag: '#topic:recall' is the tag recall. Repeating the"
-              " option adds to the list: --tags a --tags b is --tags a,b.")
+              " option adds to the list: --tags a --tags b is --tags a,b; --tags \"\" given more than once clears it too.")
 @click.option("--status", help="New frontmatter status (e.g. completed, in_progress; as recall --status reads it; \"\" removes it).")
 @click.option("--content", help="New body (replaces it; the previous file is kept in .dreamdb/trash/; an empty one, or a whole note that opens with its frontmatter, is refused); - reads standard input.")
 @click.option("--append", help="Text appended to the body; - reads standard input.")
@@ -207,8 +207,7 @@ def update(slug, description, tags, status, content, append, content_file, appen
     if content_file == "-" and append_file == "-":
         raise UsageError(f"{named['content']} and {named['append']} both read standard input; nothing was changed.",
                          hint="Give one of them as -, the other as a file or text.")
-    # (repeats add up, as recall's list filters do; one value is passed as given, so its errors quote it as typed)
-    tags = None if not tags else tags[0] if len(tags) == 1 else ",".join(tags)
+    tags = _joined_tags(tags)
     content = _one_of(content, content_file, "--content", named["content"])
     append = _one_of(append, append_file, "--append", named["append"])
     index = open_index(vault)
@@ -223,6 +222,31 @@ def update(slug, description, tags, status, content, append, content_file, appen
     text = (f"Updated {shown(path)} (previous version kept at {shown(kept)})" if kept
             else f"Unchanged: {shown(path)} already had these values")
     _done(as_json, payload, text, saved=kept is not None)
+
+
+def _joined_tags(values: tuple[str, ...]) -> str | None:
+    """``update``'s repeated ``--tags`` as one comma list (``None``: not given). Repeats add up, as recall's list
+    filters do (``--tags a --tags b`` is ``--tags a,b``); one value is passed as given, so the library's errors quote
+    it as typed. Every value empty (``--tags "" --tags ""``) clears the tags, as one ``""`` does: each adds no tag (QA
+    round 154-A F5: they were joined into ``","`` and refused as "The tags ',' name no tag", a text not typed).
+    Values that name no tag otherwise, blanks and commas alone (``--tags " " --tags ""``), are refused quoting them
+    as typed, as recall and list word theirs.
+
+    Raises:
+        UsageError: repeated values holding only blanks and commas, not all empty.
+    """
+    if not values:
+        return None
+    if len(values) == 1:
+        return values[0]
+    if not any(values):
+        return ""
+    if not any(v.replace(",", "").strip() for v in values):
+        written = " ".join(f"--tags {v!r}" for v in values)  # (as recall's and list's, dreamdb.api._split)
+        what = "only commas and blanks" if any("," in v for v in values) else "only blank characters"
+        raise UsageError(f"The tags given ({written} on the command line) name no tag ({what}); nothing was changed.",
+                         hint="Give the tags' names (e.g. --tags \"recall, storage\"), or --tags \"\" to clear them.")
+    return ",".join(values)
 
 
 @click.command()
