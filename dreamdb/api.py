@@ -3782,7 +3782,8 @@ class Index:
         indexed before keeps its documents, and each sync warns of it instead); and those indexed in part: without
         their frontmatter (``frontmatter_unread``), with undecodable bytes replaced (``text_replaced``), or cut at the
         size limit, 4 Mi characters (``text_cut``), each with its ``…_examples`` (the first five paths); of those cut,
-        what each lost (``text_cut_kinds``: :func:`dreamdb.vault.parse.cut_kind` → ``{"files", "examples"}``).
+        what each lost (``text_cut_kinds``: :func:`dreamdb.vault.parse.cut_kinds` → ``{"files", "examples"}``, a
+        file under each kind it lost).
 
         Syncs first when ``auto_sync`` (so a write made through this object shows up), as a read does
         (:meth:`sync_for_read`: another process's write lock is waited for briefly, then the index is
@@ -4191,13 +4192,15 @@ def _environment_hint(exc: BaseException | str, index_path: Path, *, removed: bo
 
 def _cut_kinds(cut: dict[str, str]) -> dict[str, dict]:
     """``status``'s ``text_cut_kinds``: of the files :func:`text_cut` names (``{path: why}``), by what each lost
-    (:func:`dreamdb.vault.parse.cut_kind`, in :data:`~dreamdb.vault.parse.CUT_KINDS` order, kinds with none left out),
-    ``{"files": count, "examples": the first five paths}``."""
-    from dreamdb.vault.parse import CUT_KINDS, cut_kind
+    (:func:`dreamdb.vault.parse.cut_kinds`, in :data:`~dreamdb.vault.parse.CUT_KINDS` order, kinds with none left
+    out), ``{"files": count, "examples": the first five paths}``; a file cut in two ways is under each (QA round
+    154-A F2)."""
+    from dreamdb.vault.parse import CUT_KINDS, cut_kinds
 
     paths: dict[str, list[str]] = {kind: [] for kind in CUT_KINDS}
     for path in sorted(cut):
-        paths[cut_kind(cut[path])].append(path)
+        for kind in cut_kinds(cut[path]):
+            paths[kind].append(path)
     return {kind: {"files": len(p), "examples": p[:5]} for kind, p in paths.items() if p}
 
 

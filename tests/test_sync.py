@@ -3346,8 +3346,8 @@ def test_a_file_cut_at_the_size_limit_is_listed_by_status_until_it_is_cut_down(t
         " indexed up to its first 2,000, the rest of it not found (the other sections are); split it under '## '"
         " headings of its own (dreamdb sync --force names the section)",
         "in part:        1 note indexed without its frontmatter, longer than the 2,000 characters a note is indexed up"
-        " to (knowledge/fat.md): title, dates, tags and flags unknown, the text after it found; shorten the"
-        " frontmatter (move long values into the body)",
+        " to (knowledge/fat.md): title, dates, tags and flags unknown, the text after it found up to as many"
+        " characters; shorten the frontmatter (move long values into the body)",
         "in part:        1 note indexed by its file name alone (knowledge/open.md): a frontmatter block not closed"
         " within the 2,000 characters a note is indexed up to, so title, dates, tags, flags and text are unknown;"
         " close it with a --- line, or shorten it (dreamdb sync --force names what was left out)"], r.output
@@ -3368,6 +3368,59 @@ def test_a_file_cut_at_the_size_limit_is_listed_by_status_until_it_is_cut_down(t
     assert index.status()["text_cut"] == 0 and [h.doc_id for h in index.recall("lateokapi")] == ["knowledge/long"]
     r = CliRunner().invoke(cli, ["status", "--vault", str(tiny_vault)])
     assert r.exit_code == 0 and "indexed up to" not in r.output
+    index.close()
+
+
+def test_a_file_cut_in_two_ways_is_listed_by_status_for_each(tiny_vault, monkeypatch):
+    """QA round 154-A F2: a note whose frontmatter block was longer than the limit and whose text after it was too
+    was warned of twice by the sync, but kept by its first warning: status (text and --json) listed it as a note
+    without its frontmatter, "the text after it found", while its text past the limit was not found. Each of a
+    file's cuts is kept (one a line) and the file listed under each kind; a note read by its first bytes (larger
+    than its read limit) the same; a memory file with two sections cut is one file of the kind ``section``. (The
+    limit made small here.)"""
+    from click.testing import CliRunner
+
+    from dreamdb.cli import cli
+    from dreamdb.vault import parse
+
+    monkeypatch.setattr(parse, "MAX_NOTE_CHARS", 2_000)
+    fat_yaml = "---\ntitle: Both\nnotes: |\n" + "  yaml filler line\n" * 150 + "---\n"
+    write_doc(tiny_vault, "knowledge/both.md", fat_yaml + "body heron\n" + "filler words of a log line\n" * 100
+              + "lastquetzal\n")
+    # larger than its read limit (4 × 2,001 + 4 bytes): read by its first bytes, its size said in bytes
+    write_doc(tiny_vault, "knowledge/huge.md", fat_yaml + "body heron\n" + "filler words of a log line\n" * 500
+              + "lastquetzal\n")
+    write_doc(tiny_vault, "core/2.memory.md", "## Big\n" + "filler words of a log line\n" * 100 + "## Bigger\n"
+              + "filler words of a log line\n" * 100 + "## Small\nshort\n")
+    index = dreamdb.open(tiny_vault)
+    warnings = index.sync().warnings
+    for path in ("knowledge/both.md", "knowledge/huge.md"):  # (the sync warns of both cuts)
+        assert any(w.startswith(f"{path}: frontmatter block of") for w in warnings), warnings
+        assert any(w.startswith(path) and "of text; only the first 2,000" in w for w in warnings), warnings
+    assert sum(w.startswith("core/2.memory.md: the section") for w in warnings) == 2, warnings
+    assert index.recall("lastquetzal") == [] and len(index.recall("heron")) == 2
+    both = ["knowledge/both.md", "knowledge/huge.md"]
+    kinds = {"text": {"files": 2, "examples": both}, "section": {"files": 1, "examples": ["core/2.memory.md"]},
+             "frontmatter": {"files": 2, "examples": both}}
+    for _ in range(2):  # (the files unchanged: not read again, still listed for each cut)
+        status = index.status()
+        assert (status["text_cut"], status["text_cut_kinds"]) == (3, kinds), status
+        assert index.sync().warnings == []
+    r = CliRunner().invoke(cli, ["status", "--vault", str(tiny_vault), "--json"])
+    assert r.exit_code == 0 and json.loads(r.output)["text_cut_kinds"] == kinds, r.output
+    r = CliRunner().invoke(cli, ["status", "--vault", str(tiny_vault)])
+    lines = [ln for ln in r.output.splitlines() if ln.startswith("in part:")]
+    assert r.exit_code == 0 and len(lines) == 3, r.output
+    assert lines[0].startswith("in part:        2 notes indexed up to their first 2,000 characters (knowledge/both.md,"
+                               " knowledge/huge.md): the rest of their text is not found"), r.output
+    assert lines[2].startswith("in part:        2 notes indexed without their frontmatter"), r.output
+    # its text cut down: the frontmatter alone is listed
+    write_doc(tiny_vault, "knowledge/both.md", fat_yaml + "body heron\nlastquetzal\n")
+    (tiny_vault / "knowledge" / "huge.md").unlink()
+    index.sync()
+    assert index.status()["text_cut_kinds"] == {"section": {"files": 1, "examples": ["core/2.memory.md"]},
+                                                "frontmatter": {"files": 1, "examples": ["knowledge/both.md"]}}
+    assert [h.doc_id for h in index.recall("lastquetzal")] == ["knowledge/both"]
     index.close()
 
 def test_a_folder_named_almost_dream_context_is_pointed_out(tmp_path, monkeypatch):

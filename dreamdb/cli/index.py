@@ -246,7 +246,8 @@ def status_cmd(vault, as_json):
                    f" ({', '.join(output.visible_id(p) for p in st['text_replaced_examples'])}{more}): not valid UTF-8;"
                    f" re-save {'them' if n != 1 else 'it'} as UTF-8")
     # (QA round 153-C F2: a note cut at 4 Mi characters, warned of by the sync that read it only; 153-F F2: each kind
-    # of cut worded by what it lost, a note without its frontmatter was "indexed up to its first 4,194,304 characters")
+    # of cut worded by what it lost, a note without its frontmatter was "indexed up to its first 4,194,304 characters";
+    # 154-A F2: a note cut in two ways is on the line of each)
     for kind, cut in st["text_cut_kinds"].items():
         click.echo(f"in part:        {_cut_line(kind, cut['files'], cut['examples'])}")
     click.echo(f"last sync:      {st['last_sync']}")
@@ -282,10 +283,11 @@ def _cut_line(kind: str, n: int, examples: list[str]) -> str:
     many = n != 1
     s, its, them = ("s" if many else ""), ("their" if many else "its"), ("them" if many else "it")
     shown = ", ".join(output.visible_id(p) for p in examples) + (", …" if n > len(examples) else "")
-    if kind == "frontmatter":  # (worded as frontmatter_unread: the text after it is indexed)
+    if kind == "frontmatter":  # (worded as frontmatter_unread: the text after it is indexed, up to the limit too; a
+        # note with more is listed as "text" as well: QA round 154-A F2)
         return (f"{n} note{s} indexed without {its} frontmatter, longer than the {limit} characters a note is indexed"
-                f" up to ({shown}): title, dates, tags and flags unknown, the text after it found; shorten"
-                " the frontmatter (move long values into the body)")
+                f" up to ({shown}): title, dates, tags and flags unknown, the text after it found up to as many"
+                " characters; shorten the frontmatter (move long values into the body)")
     if kind == "frontmatter_and_text":
         return (f"{n} note{s} indexed by {its} file name alone ({shown}): a frontmatter block not closed within the"
                 f" {limit} characters a note is indexed up to, so title, dates, tags, flags and text are unknown;"

@@ -261,9 +261,11 @@ bytes replaced (not UTF-8: a note saved in cp1252), kept until the file is fixed
 
 
 TEXT_CUT_KEY = "text_cut"
-"""``meta`` key: a JSON object ``{vault-relative path: the sync's warning}`` of the files indexed in part for their
+"""``meta`` key: a JSON object ``{vault-relative path: the sync's warnings}`` of the files indexed in part for their
 size (a note past its first 4 Mi characters, :data:`dreamdb.vault.parse.MAX_NOTE_CHARS`; a section of the memory file
-as long; a frontmatter block longer than that), kept until the file is cut down or removed (:func:`text_cut`)."""
+as long; a frontmatter block longer than that), kept until the file is cut down or removed (:func:`text_cut`). A file
+cut in more than one way (a frontmatter block longer than that and as much text after it; two sections) has each
+warning, one a line (:func:`dreamdb.vault.parse.cut_kinds`)."""
 
 
 def frontmatter_unread(conn) -> dict[str, str]:
@@ -282,7 +284,8 @@ def text_replaced(conn) -> dict[str, str]:
 def text_cut(conn) -> dict[str, str]:
     """``{vault-relative path: why}`` of the files the index holds in part for their size (their text past the first
     4 Mi characters left out, or a frontmatter block longer than that), as the syncs that read them warned (QA round
-    153-C F2: said by the sync that read the file only; status and recall said nothing of it afterwards)."""
+    153-C F2: said by the sync that read the file only; status and recall said nothing of it afterwards); ``why``
+    holds each of a file's warnings, one a line (:data:`TEXT_CUT_KEY`)."""
     return _kept_warnings(conn, TEXT_CUT_KEY)
 
 
@@ -680,7 +683,9 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
 
     def note_kept(path: str, file_warnings=()) -> None:
         for key, found in kept_warnings().items():
-            why = next((w for w in (because[key](w, path) for w in file_warnings) if w), None)
+            # each of them, one a line (QA round 154-A F2: a note whose frontmatter and text were both cut was kept
+            # by its first warning, and listed by status as if its text were found whole)
+            why = "\n".join(w for w in (because[key](w, path) for w in file_warnings) if w)
             if why:
                 found[path] = why
             else:

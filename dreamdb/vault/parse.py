@@ -1058,17 +1058,29 @@ def text_cut(warning: str, rel_path: str) -> str | None:
 
 
 CUT_KINDS = ("text", "section", "frontmatter", "frontmatter_and_text")
-"""What a file :func:`text_cut` names lost (:func:`cut_kind`), in the order ``status`` lists them: ``text``, a note's
+"""What a file :func:`text_cut` names lost (:func:`cut_kinds`), in the order ``status`` lists them: ``text``, a note's
 text past its first :data:`MAX_NOTE_CHARS` characters; ``section``, a section of a memory file past as many (its other
 sections whole); ``frontmatter``, a frontmatter block longer than that (the note's title, dates, tags and flags; its
-text is indexed); ``frontmatter_and_text``, a frontmatter block not closed in the part of a longer note that is read
-(its metadata and its text: the note is indexed by its file name alone)."""
+text is indexed, up to as many characters); ``frontmatter_and_text``, a frontmatter block not closed in the part of a
+longer note that is read (its metadata and its text: the note is indexed by its file name alone). A note can lose both
+``frontmatter`` and ``text`` (a frontmatter block longer than the limit, more text than that after it): it is listed
+under each (:func:`cut_kinds`)."""
+
+
+def cut_kinds(why: str) -> list[str]:
+    """Each of :data:`CUT_KINDS` a file lost, in that order, by what the sync kept of it (:func:`text_cut` of each of
+    its warnings, one a line: :data:`dreamdb.store.sync.TEXT_CUT_KEY`), for ``status`` (QA round 154-A F2: a note
+    whose frontmatter block and text after it were both longer than the limit was listed by the first alone, as if
+    its text were found whole)."""
+    found = {cut_kind(line) for line in why.split("\n") if line}
+    return [kind for kind in CUT_KINDS if kind in found]
 
 
 def cut_kind(why: str) -> str:
-    """Which of :data:`CUT_KINDS` a file lost, by what :func:`text_cut` gave for it (its warning without the path),
-    for ``status`` (QA round 153-F F2: a note whose frontmatter was left out was said to be indexed up to its first
-    4 Mi characters, the rest not found, where its body was indexed and its title, tags and dates lost)."""
+    """Which of :data:`CUT_KINDS` a file lost by one warning (what :func:`text_cut` gave for it, without the path)
+    (QA round 153-F F2: a note whose frontmatter was left out was said to be indexed up to its first 4 Mi characters,
+    the rest not found, where its body was indexed and its title, tags and dates lost); :func:`cut_kinds` reads all
+    of a file's."""
     if why.startswith("frontmatter block not closed"):
         return "frontmatter_and_text"
     if why.startswith("frontmatter block of"):
