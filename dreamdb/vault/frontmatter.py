@@ -137,6 +137,10 @@ _EXPLICIT_TAG_VALUE = re.compile(r"!![\w:.-]+[ \t]+[^\n]*")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}")
 """The escape of a UTF-16 high surrogate (``\\ud83d``), the first half of a pair: :func:`joined_surrogates`' fast
 test."""
+_ANY_SURROGATE_ESCAPE = re.compile(r"\\(?:u|U0000)[dD][89a-fA-F][0-9a-fA-F]{2}")
+"""The escape of any UTF-16 surrogate, high or low, in its four-digit or eight-digit form (``\\ude80``,
+``\\U0000DE80``): what libyaml's scanner refuses, written as another escape of the same length for it to scan
+(:func:`joined_surrogates`)."""
 _ESCAPE = re.compile(r"\\u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})|\\[\s\S]")
 """An escape of a double-quoted YAML scalar: a UTF-16 surrogate pair (groups 1 and 2, high and low), or any other
 backslash and the character after it (``\\\\u…`` is an escaped backslash and the text ``u…``, no escape)."""
@@ -151,10 +155,14 @@ def joined_surrogates(text: str) -> str:
     a low one alone) is left as written, still refused; so is every escape in a single-quoted, plain or block
     scalar, where YAML reads no escapes (``title: a \\ud83d\\ude80``: that text), and in a comment.
 
-    The scalars are found by PyYAML's own scanner (the pure-Python one, which reads a surrogate escape), only
-    for text that holds the escape of a high surrogate at all; text it cannot scan is returned unchanged, for
-    the loader to refuse as before. Only the reader sees the new text: a writer rewrites its own lines, so the
-    file keeps the escapes (``update`` changes no byte of a key it does not edit).
+    The scalars are found by the scanner of the loader that reads the text (libyaml's, where PyYAML has it), only
+    for text that holds the escape of a high surrogate at all. libyaml's scanner refuses a surrogate escape, so it
+    scans a copy with each written as another escape of the same length (``\\u0078``): every character of the
+    copy where it is in the text, its tokens where the text's are (QA round 154-A F3: PyYAML's pure-Python
+    scanner, used before, took 6 s for a block of 3 MB that libyaml loads in 0.1 s). Of text it cannot scan, the
+    scalars before the point it stopped at are joined, for the loader to refuse the text at that point, as it
+    would without the escapes. Only the reader sees the new text: a writer rewrites its own lines, so the file
+    keeps the escapes (``update`` changes no byte of a key it does not edit).
 
     Args:
         text: a YAML document (a frontmatter block).
@@ -165,13 +173,15 @@ def joined_surrogates(text: str) -> str:
     if not _SURROGATE_ESCAPE.search(text):
         return text
     spans = []
+    scanned = text if _Base is yaml.SafeLoader else _ANY_SURROGATE_ESCAPE.sub(
+        lambda m: m.group()[:-4] + "0078", text)  # (the same length: \ud83d as \u0078, \U0000DE80 as \U00000078)
     try:
-        for token in yaml.scan(text, Loader=yaml.SafeLoader):
+        for token in yaml.scan(scanned, Loader=_Base):
             if isinstance(token, yaml.ScalarToken) and token.style == '"' and _SURROGATE_ESCAPE.search(
                     text, token.start_mark.index, token.end_mark.index):
                 spans.append((token.start_mark.index, token.end_mark.index))
     except (yaml.YAMLError, RecursionError):
-        return text
+        pass  # (the scalars before where it stopped: the loader stops there too, and says why)
 
     def one(m: re.Match) -> str:
         if m.group(1) is None:
@@ -186,14 +196,16 @@ def joined_surrogates(text: str) -> str:
     return "".join(out) + text[at:]
 
 
-def _load(text: str, loader):
+def _load(text: str, loader, *, joined: bool = False):
     """``yaml.load(text, Loader=loader)``, a value its explicit tag cannot read raised as a ValueError that names it.
-    A double-quoted scalar's UTF-16 surrogate-pair escape is read as its code point (:func:`joined_surrogates`).
+    A double-quoted scalar's UTF-16 surrogate-pair escape is read as its code point (:func:`joined_surrogates`;
+    ``joined``: ``text`` is what it gave already).
 
     Raises:
         yaml.YAMLError, ValueError, OverflowError, RecursionError.
     """
-    text = joined_surrogates(text)
+    if not joined:
+        text = joined_surrogates(text)
     try:
         return yaml.load(text, Loader=loader)
     except (ValueError, *_CONSTRUCTOR_ERRORS) as exc:
@@ -278,11 +290,12 @@ def split_frontmatter(text: str) -> tuple[dict, str, str | None]:
         return {}, text, "frontmatter block is not closed by a '---' line"
     body = text[found.close_end:]
     block = text[found.open_end:found.close_start]
+    read = joined_surrogates(block)  # (once for both loaders)
     try:
         try:
-            meta = _load(block, _Loader)
+            meta = _load(read, _Loader, joined=True)
         except (ValueError, OverflowError):  # an impossible date (month 13): read dates as text
-            meta = _load(block, _DatesAsText)
+            meta = _load(read, _DatesAsText, joined=True)
     except (yaml.YAMLError, ValueError, OverflowError) as exc:  # (ValueError: a value its tag cannot read, !!float x)
         from dreamdb.vault.conflicts import conflict_in_block
 
