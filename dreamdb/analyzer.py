@@ -697,7 +697,7 @@ def is_identifier_term(term: str) -> bool:
     """Whether a term is one of :func:`identifier_terms`' (``0.5.0``, ``c++``) or :func:`snake_case_terms`'
     (``session_id``), not a token's: it holds a character the split on punctuation removes (``.``, ``+``,
     ``#``, ``_``, ``-``). A :func:`numbered_terms` term (``task7`` of ``TASK-7``) is the token ``TASK7`` is, and no
-    identifier by this test."""
+    identifier by this test; one that keeps its hyphen (``v1-2``) is."""
     return "." in term or "+" in term or "#" in term or "_" in term or "-" in term
 
 
@@ -736,7 +736,8 @@ _HYPHEN_DIGIT_RE = re.compile(r"-[0-9]")
 
 def numbered_terms(written: str) -> list[str]:
     """Each name numbered with a hyphen and one digit (``TASK-7``, ``IL-6``, ``utf-8``, ``GPT-4``) as one lowercase
-    term, written without its hyphen (``task7``), in order, duplicates kept: an ASCII word that starts with a letter,
+    term, written without its hyphen (``task7``; ``v1-2`` keeps it, below), in order, duplicates kept: an ASCII word
+    that starts with a letter,
     a hyphen and one ASCII digit, not inside a longer run of words joined by hyphens or dots (``2026-01-02``,
     ``a-b-7``, ``x.y-7``, ``TASK-7.5`` give none), at most :data:`MAX_SNAKE_CASE_CHARS` long.
 
@@ -747,7 +748,12 @@ def numbered_terms(written: str) -> list[str]:
     the token the name written without its hyphen is (``WS3``, ``GPT4``, ``IL6``, ``utf8``: digits, never stemmed), so
     the two spellings meet, in notes and queries alike (QA round 153-G F7: ``WS-3`` did not find the note titled
     ``… WS3``, nor ``WS4`` the note that writes ``WS-4``; the term was ``ws-3``, which no note writing ``WS3``
-    holds). A number of two digits or more is a term already (``EIP-1559``: ``eip``, ``1559``): with every name
+    holds). Only a name whose part before the hyphen is letters alone is written so (``WS``, ``GPT``, ``utf``): where
+    that part holds a digit, dropping the hyphen makes another number or another name (``v1-2`` is not ``v12``,
+    ``ipv4-6`` not ``ipv46``, ``abc1-2`` not ``abc12``; ``k8s-1``, whose part ends in a letter, is not ``k8s1``
+    either: its digits would run on into the name's own; QA round 154-A F1), and the term keeps its hyphen
+    (``v1-2``, ``k8s-1``: the term such a name had before 153-G F7, an identifier by :func:`is_identifier_term`).
+    A number of two digits or more is a term already (``EIP-1559``: ``eip``, ``1559``): with every name
     numbered so as one more term, the EIPs' description queries, which name the EIPs they extend, lost 11 and gained
     5 (nDCG@10 0.9155 → 0.9134, SciFact 0.6797 → 0.6790; ``python -m eval --set eips --set scifact --modes bm25``,
     6 Dec), so ``EIP-1559`` and ``EIP1559`` (or ``ES-2015`` and ``ES2015``) do not meet.
@@ -768,7 +774,9 @@ def numbered_terms(written: str) -> list[str]:
                 written[end] == "." and written[end + 1:end + 2].isdecimal())):
             continue  # (a number of two digits or more is a term of its own; GPT-4o, a-7-b, TASK-7.5: the name goes on)
         if end - start <= MAX_SNAKE_CASE_CHARS:
-            out.append((written[start:i] + written[i + 1]).lower())
+            # (joined after letters only: v1-2 is no v12, ipv4-6 no ipv46, k8s-1 no k8s1; such a name keeps its hyphen)
+            name = written[start:i]
+            out.append((name + ("" if name.isalpha() else "-") + written[i + 1]).lower())
     return out
 
 

@@ -728,6 +728,26 @@ def test_names_numbered_with_a_hyphen_are_terms_beside_their_parts():
     assert postings["task7"] == [0, 0, 0, 1, 0] and postings["task"] == [0, 0, 0, 1, 0]
 
 
+def test_a_numbered_name_holding_a_digit_keeps_its_hyphen():
+    """QA round 154-A F1: the term of a name numbered with a hyphen was the name without it for any word, so ``v1-2``
+    was ``v12`` (another number), ``ipv4-6`` ``ipv46``, ``abc1-2`` ``abc12``, ``k8s-1`` ``k8s1``. Only letters before
+    the hyphen are joined to the digit; a part holding a digit keeps it, as every such name did before 153-G F7."""
+    from dreamdb.analyzer import is_identifier_term, numbered_terms
+    from dreamdb.store.sync import document_terms
+    from dreamdb.vault.parse import Document
+
+    assert numbered_terms("API v1-2, ipv4-6 and abc1-2 on k8s-1") == ["v1-2", "ipv4-6", "abc1-2", "k8s-1"]
+    assert all(map(is_identifier_term, numbered_terms("v1-2 k8s-1")))
+    assert numbered_terms("v12 ipv46 abc12 k8s1") == []  # (the words written so are tokens: v12, ipv46, abc12, k8s1)
+    assert analyze("v12 ipv46 abc12 k8s1") == ["v12", "ipv46", "abc12", "k8s1"]
+    # (letters alone before the hyphen: joined as before)
+    assert numbered_terms("WS-3 GPT-4 TASK-7 IL-6 utf-8 Ws-3") == ["ws3", "gpt4", "task7", "il6", "utf8", "ws3"]
+    doc = Document(type="knowledge", slug="api-v1-2", source_path="knowledge/api-v1-2.md", title="API",
+                   body="Supported API v1-2 and WS-3 only.")
+    postings, _lengths, _turkish = document_terms(doc)
+    assert postings["v1-2"] == [0, 0, 0, 1, 0] and postings["ws3"] == [0, 0, 0, 1, 0] and "v12" not in postings
+
+
 def test_identifiers_add_to_term_frequency_not_to_length():
     from dreamdb.store.sync import document_terms
     from dreamdb.vault.parse import Document

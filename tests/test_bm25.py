@@ -211,6 +211,30 @@ def test_a_name_numbered_with_and_without_its_hyphen_is_one_term(tiny_vault):
     assert [h.doc_id for h in index.recall("WS-2")][0] == "knowledge/reviewer"  # (no note writes WS2: as before)
 
 
+def test_a_numbered_name_holding_a_digit_is_not_the_name_without_its_hyphen(tiny_vault):
+    """QA round 154-A F1: ``v1-2`` was the term ``v12``, so a note on API v1-2 and one on API v12 were found by either
+    query with the same score (``ipv4-6``/``ipv46``, ``abc1-2``/``abc12``, ``k8s-1``/``k8s1`` alike). A part before
+    the hyphen that holds a digit is not joined to the number; WS-3 and WS3 still find each other, both ways."""
+    pairs = (("v12", "v1-2"), ("ipv46", "ipv4-6"), ("abc12", "abc1-2"), ("k8s1", "k8s-1"), ("WS3", "WS-3"),
+             ("GPT4", "GPT-4"))
+    for n, (joined, hyphenated) in enumerate(pairs):  # (file names without the names: the slug is matched too)
+        write_doc(tiny_vault, f"knowledge/joined-{n}.md",
+                  f"---\ntitle: Release\n---\nWe shipped API {joined} to everyone.\n")
+        write_doc(tiny_vault, f"knowledge/hyphenated-{n}.md",
+                  f"---\ntitle: Support\n---\nSupported API {hyphenated} only, older clients.\n")
+    index = dreamdb.open(tiny_vault)
+    for n, (joined, hyphenated) in enumerate(pairs[:4]):  # (a query for either spelling: the note writing it, alone)
+        assert [h.doc_id for h in index.recall(joined)] == [f"knowledge/joined-{n}"], joined
+        hits = index.recall(hyphenated, explain=True)
+        assert hits[0].doc_id == f"knowledge/hyphenated-{n}", hyphenated
+        assert f"knowledge/joined-{n}" not in [h.doc_id for h in hits], hits
+        assert hyphenated.lower() in [t["term"] for t in hits[0].terms], hits[0]
+    for n, (joined, hyphenated) in enumerate(pairs[4:], 4):  # (letters before the hyphen: both notes, as before)
+        for query in (joined, hyphenated):
+            found = {h.doc_id for h in index.recall(query)}
+            assert found == {f"knowledge/joined-{n}", f"knowledge/hyphenated-{n}"}, query
+
+
 @needs_real_vault
 def test_the_real_vaults_workstreams_are_found_with_and_without_the_hyphen(real_index):
     """QA round 153-G F7 on the real vault: its decision note is titled "Sleep Specialist Roster Decision (issue #9

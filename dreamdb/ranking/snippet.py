@@ -439,7 +439,8 @@ def best_snippet(body: str, query_terms: list[str] | dict[str, float], *, fallba
                     hit(i, part)
     # a name numbered with a hyphen (WS-3) is a hit of its line for its term, the name without the hyphen (ws3:
     # analyzer.numbered_terms), as the word WS3 is through the regex (QA round 153-G F7)
-    numbered = {w for w in words if w[-1:].isdecimal() and w[-2:-1].isalpha()} if "-" in text else None
+    # (v1-2, whose term keeps its hyphen, is an identifier: counted below, as a line's joined_terms; 154-A F1)
+    numbered = {w for w in words if w[-1:].isdecimal() and w[:-1].isalpha()} if "-" in text else None
     if numbered:
         for i, ln in enumerate(lines):
             if "-" in ln:
