@@ -730,16 +730,35 @@ def snake_case_terms(written: str) -> list[str]:
     return [m.group().lower() for m in _SNAKE_CASE_RE.finditer(written) if len(m.group()) <= MAX_SNAKE_CASE_CHARS]
 
 
-_HYPHEN_DIGIT_RE = re.compile(r"-[0-9]")
+NUMBERING_HYPHENS = "-\u2010\u2011"
+"""The characters that join a name to its number in :func:`numbered_terms`: the hyphen-minus and the two Unicode
+hyphens, U+2010 HYPHEN and U+2011 NON-BREAKING HYPHEN, which typeset text and editors put where a keyboard puts
+``-`` (SciFact's abstracts write ``PD‐1``, ``Sepsis‐3``, ``ZUMA‐1`` with U+2010; the EIPs ``SHA‑2``, ``version‑1``
+with U+2011), so ``WS‐3`` and ``WS‑3`` are ``WS-3`` (QA round 154-A F6: they were ``ws`` alone). :func:`normalize`
+(NFKC) makes U+2011 a U+2010 and leaves U+2010 as it is, so both are named here (and a caller passing text not
+normalised, the hook's snippet lines, finds U+2011 too); U+FE63 SMALL and U+FF0D FULLWIDTH HYPHEN-MINUS become
+``-`` there, and a soft hyphen (U+00AD) is removed, ``WS\u00ad3`` being the word ``WS3``. The dashes are no hyphens
+and are left out: the en dash (U+2013) marks a range or a connection (``pages 3–5``, ``Q1–2``, ``London–Paris``;
+SciFact's abstracts write it in citation ranges stuck to a word, ``lymphoma1–3``, and in ``CHMP1–3``, three
+proteins), so joining it would make a range a name; the figure dash (U+2012, between digits: telephone numbers),
+the minus sign (U+2212: ``x−1``) and the em dash (U+2014, between clauses) name no number either. They split words
+as any punctuation does."""
+
+_HYPHEN_DIGIT_RE = re.compile(f"[{NUMBERING_HYPHENS}][0-9]")
 """Where a hyphenated number may be (:func:`numbered_terms`): a literal first character, as :data:`_DOT_DIGIT_RE`."""
+
+
+def holds_numbering_hyphen(text: str) -> bool:
+    """Whether ``text`` holds one of :data:`NUMBERING_HYPHENS` (so may hold a :func:`numbered_terms` name)."""
+    return "-" in text or (not text.isascii() and ("\u2010" in text or "\u2011" in text))
 
 
 def numbered_terms(written: str) -> list[str]:
     """Each name numbered with a hyphen and one digit (``TASK-7``, ``IL-6``, ``utf-8``, ``GPT-4``) as one lowercase
     term, written without its hyphen (``task7``; ``v1-2`` keeps it, below), in order, duplicates kept: an ASCII word
-    that starts with a letter,
-    a hyphen and one ASCII digit, not inside a longer run of words joined by hyphens or dots (``2026-01-02``,
-    ``a-b-7``, ``x.y-7``, ``TASK-7.5`` give none), at most :data:`MAX_SNAKE_CASE_CHARS` long.
+    that starts with a letter, a hyphen (``-``, U+2010 or U+2011: :data:`NUMBERING_HYPHENS`, not an en dash) and one
+    ASCII digit, not inside a longer run of words joined by hyphens or dots (``2026-01-02``, ``a-b-7``, ``x.y-7``,
+    ``TASK-7.5`` give none), at most :data:`MAX_SNAKE_CASE_CHARS` long.
 
     Step 2 splits on the hyphen and drops one-character pieces, so ``TASK-7`` was ``task`` alone: the notes
     ``TASK-1`` to ``TASK-9`` tied, and a query for one of them ranked it by chance (QA round 127-B F1); ``IL-6`` and
@@ -762,15 +781,15 @@ def numbered_terms(written: str) -> list[str]:
         written: text as written (case kept), after :func:`normalize`.
     """
     out: list[str] = []
-    for m in _HYPHEN_DIGIT_RE.finditer(written) if "-" in written else ():
+    for m in _HYPHEN_DIGIT_RE.finditer(written) if holds_numbering_hyphen(written) else ():
         i = start = m.start()
         while start and written[start - 1].isascii() and written[start - 1].isalnum():
             start -= 1
-        if start == i or not written[start].isalpha() or (start and (_is_word(written[start - 1])
-                                                                     or written[start - 1] in "-_.")):
+        if start == i or not written[start].isalpha() or (
+                start and (_is_word(written[start - 1]) or written[start - 1] in "_." + NUMBERING_HYPHENS)):
             continue  # (no word, or one starting with a digit: a date's; or a part of a longer run: a-b-7, x.y-7)
         end = i + 2
-        if end < len(written) and (_is_word(written[end]) or written[end] in "-_" or (
+        if end < len(written) and (_is_word(written[end]) or written[end] in "_" + NUMBERING_HYPHENS or (
                 written[end] == "." and written[end + 1:end + 2].isdecimal())):
             continue  # (a number of two digits or more is a term of its own; GPT-4o, a-7-b, TASK-7.5: the name goes on)
         if end - start <= MAX_SNAKE_CASE_CHARS:

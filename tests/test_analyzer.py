@@ -748,6 +748,30 @@ def test_a_numbered_name_holding_a_digit_keeps_its_hyphen():
     assert postings["v1-2"] == [0, 0, 0, 1, 0] and postings["ws3"] == [0, 0, 0, 1, 0] and "v12" not in postings
 
 
+def test_a_numbered_name_written_with_a_unicode_hyphen_is_the_name_with_a_hyphen_minus():
+    """QA round 154-A F6: ``WS‐3`` (U+2010 HYPHEN) and ``WS‑3`` (U+2011 NON-BREAKING HYPHEN, which normalize makes
+    U+2010) were ``ws`` alone, numbered_terms looking for ``-`` only. Both hyphens join a name to its number as ``-``
+    does; the dashes do not (an en dash marks a range: ``lymphoma1–3``, ``pages 3–5``)."""
+    from dreamdb.analyzer import normalize, numbered_terms
+    from dreamdb.store.sync import document_terms
+    from dreamdb.vault.parse import Document
+
+    assert normalize("WS\u20113") == "WS\u20103" and normalize("WS\u20103") == "WS\u20103"  # (what normalize does)
+    assert normalize("WS\u20133") == "WS\u20133" and normalize("WS\uff0d3") == "WS-3"
+    for hyphen in "-\u2010\u2011\ufe63\uff0d":  # (the last two: normalize makes them "-")
+        text = normalize(f"See WS{hyphen}3, v1{hyphen}2 and TASK{hyphen}7.")
+        assert numbered_terms(text) == ["ws3", "v1-2", "task7"], hex(ord(hyphen))
+    assert numbered_terms("WS\u20113") == ["ws3"]  # (not normalised: the hook's snippet lines)
+    for dash in "\u2012\u2013\u2014\u2212":  # figure dash, en dash, em dash, minus sign
+        assert numbered_terms(normalize(f"WS{dash}3 lymphoma1{dash}3")) == [], hex(ord(dash))
+    # (a longer run is one whichever hyphen joins it)
+    assert numbered_terms(normalize("a\u2010b\u20107 a-b\u20117 TASK\u20107\u20102 step\u20103-b")) == []
+    doc = Document(type="knowledge", slug="x", source_path="knowledge/x.md", title="Sepsis\u20113 criteria",
+                   body="PD\u20101 and WS\u20133 (a range).")
+    postings, _lengths, _turkish = document_terms(doc)
+    assert postings["sepsis3"] == [1, 0, 0, 0, 0] and postings["pd1"] == [0, 0, 0, 1, 0] and "ws3" not in postings
+
+
 def test_identifiers_add_to_term_frequency_not_to_length():
     from dreamdb.store.sync import document_terms
     from dreamdb.vault.parse import Document

@@ -235,6 +235,26 @@ def test_a_numbered_name_holding_a_digit_is_not_the_name_without_its_hyphen(tiny
             assert found == {f"knowledge/joined-{n}", f"knowledge/hyphenated-{n}"}, query
 
 
+def test_a_numbered_name_written_with_a_unicode_hyphen_finds_and_is_found_by_the_other_spellings(tiny_vault):
+    """QA round 154-A F6: ``WS‐3`` (U+2010) and ``WS‑3`` (U+2011) were the term ``ws`` alone, so neither found nor was
+    found by ``WS3``/``WS-3``. They are ``WS-3`` now, in notes and queries; an en dash (``WS–3``) marks a range and
+    joins nothing."""
+    spellings = {"ascii": "WS-3", "hyphen": "WS\u20103", "nbhyphen": "WS\u20113", "joined": "WS3"}
+    for name, written in {**spellings, "endash": "WS\u20133"}.items():
+        write_doc(tiny_vault, f"knowledge/{name}.md", f"---\ntitle: Plan {name}\n---\nThe {written} roster.\n")
+    write_doc(tiny_vault, "knowledge/ranged.md", "---\ntitle: Versions\n---\nWe support API v1\u20102 only.\n")
+    write_doc(tiny_vault, "knowledge/twelve.md", "---\ntitle: Versions\n---\nWe support API v12 only.\n")
+    index = dreamdb.open(tiny_vault)
+    for query in spellings.values():
+        hits = index.recall(query, top=10, explain=True)
+        held = {h.doc_id for h in hits if "ws3" in [t["term"] for t in h.terms]}
+        assert held == {f"knowledge/{name}" for name in spellings}, (query, hits)
+        assert "knowledge/endash" not in held
+    assert [h.doc_id for h in index.recall("v1-2")] == ["knowledge/ranged"]  # (154-A F1 with U+2010: not v12)
+    assert [h.doc_id for h in index.recall("v1\u20112")] == ["knowledge/ranged"]
+    assert [h.doc_id for h in index.recall("v12")] == ["knowledge/twelve"]
+
+
 @needs_real_vault
 def test_the_real_vaults_workstreams_are_found_with_and_without_the_hyphen(real_index):
     """QA round 153-G F7 on the real vault: its decision note is titled "Sleep Specialist Roster Decision (issue #9

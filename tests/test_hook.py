@@ -2115,17 +2115,19 @@ def test_the_block_line_naming_the_identifier_whole_comes_first(tmp_path, monkey
     assert lines[2].strip().startswith("We read CLAUDE_CODE_SESSION_ID"), lines
 
 
-def test_the_block_line_naming_a_numbered_name_with_its_hyphen_comes_first(tmp_path, monkeypatch):
+@pytest.mark.parametrize("hyphen", ["-", "\u2010", "\u2011"])
+def test_the_block_line_naming_a_numbered_name_with_its_hyphen_comes_first(tmp_path, monkeypatch, hyphen):
     """QA round 153-G F7: ``WS4`` is the term of ``WS-4`` too; the hook weighed its lines by their analysed words, in
-    which ``WS-4`` is ``ws`` alone, so the line before it, holding the query's other word, was shown."""
+    which ``WS-4`` is ``ws`` alone, so the line before it, holding the query's other word, was shown. (154-A F6: with
+    the Unicode hyphens U+2010 and U+2011 too.)"""
     from dreamdb import hook as H
 
     vault = filled_vault(tmp_path, {"knowledge/ws.md": "---\ntitle: Workstreams\n---\nThe dashboard plan came first.\n"
-                                    "The WS-4 dashboard overhaul was additive.\nNothing else.\n"}, fillers=30)
+                                    f"The WS{hyphen}4 dashboard overhaul was additive.\nNothing else.\n"}, fillers=30)
     monkeypatch.setenv("DREAMDB_HOOK_LOG", str(tmp_path / "h.log"))
     lines = H.run(payload("what did WS4 change in the dashboard", vault.parent)).splitlines()
     assert lines[1].startswith("1. [knowledge/ws]"), lines
-    assert lines[2].strip().startswith("The WS-4 dashboard overhaul"), lines
+    assert lines[2].strip().startswith(f"The WS{hyphen}4 dashboard overhaul"), lines
 
 
 def test_an_index_held_by_another_program_is_logged_as_a_lock_not_a_failure(tmp_path, monkeypatch):

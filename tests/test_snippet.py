@@ -468,3 +468,6 @@ def test_a_name_numbered_with_a_hyphen_is_a_hit_of_its_line_for_the_name_without
     assert best_snippet(body, ["ws3"]).splitlines()[1] == "WS-3 sleep roster plan."
     assert best_snippet(body, ["ws", "ws3"]).splitlines()[1] == "WS-3 sleep roster plan."  # (not WS-1's: ws alone)
     assert best_snippet(body.replace("WS-3", "WS3"), {"ws": 1.0, "ws3": 3.0}).splitlines()[1] == "WS3 sleep roster plan."
+    # (QA round 154-A F6: written with U+2010 or U+2011, the Unicode hyphens, as with "-")
+    for hyphen in "\u2010\u2011":
+        assert best_snippet(body.replace("-", hyphen), ["ws3"]).splitlines()[1] == f"WS{hyphen}3 sleep roster plan."

@@ -192,6 +192,9 @@ def test_a_group_naming_an_identifier_alone_does_not_hold_its_parts():
     assert table.expand("t7") == {"task7"} and "t7" not in table.expand("task")  # (153-G F7: TASK-7's term is task7)
     # (154-A F1: a name holding a digit before the hyphen keeps it, and the entry is still that one identifier)
     assert SynonymTable([["k8s-1", "kone"]]).expand("kone") == {"k8s-1"}
+    # (154-A F6: an entry written with a Unicode hyphen is that identifier too)
+    assert SynonymTable([["TASK\u20117", "t7"], ["k8s\u20101", "kone"]]).expand("t7") == {"task7"}
+    assert SynonymTable([["TASK\u20117", "t7"], ["k8s\u20101", "kone"]]).expand("kone") == {"k8s-1"}
     assert table.expand("sid") == {"session_id"} and table.expand("session") == set()
     assert table.expand("cpp") == {"c++"}
     assert table.expand(analyze("release")[0]) == {"ship", "v0", "0.5.0"}  # (several words: each of them)

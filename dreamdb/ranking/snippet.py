@@ -9,8 +9,8 @@ from bisect import bisect_right
 from itertools import islice
 
 from dreamdb.analyzer import (acronym_terms, analyze, compound_terms, drop_data, fold_case, has_case_change,
-                              identifier_terms, is_identifier_term, is_turkish_text, normalize, joined_terms,
-                              numbered_terms, raw_tokens, stem, token_pattern)
+                              holds_numbering_hyphen, identifier_terms, is_identifier_term, is_turkish_text, normalize,
+                              joined_terms, numbered_terms, raw_tokens, stem, token_pattern)
 from dreamdb.output import cluster_boundary
 
 SNIPPET_COMPOUND_CHARS = 50_000
@@ -440,10 +440,10 @@ def best_snippet(body: str, query_terms: list[str] | dict[str, float], *, fallba
     # a name numbered with a hyphen (WS-3) is a hit of its line for its term, the name without the hyphen (ws3:
     # analyzer.numbered_terms), as the word WS3 is through the regex (QA round 153-G F7)
     # (v1-2, whose term keeps its hyphen, is an identifier: counted below, as a line's joined_terms; 154-A F1)
-    numbered = {w for w in words if w[-1:].isdecimal() and w[:-1].isalpha()} if "-" in text else None
+    numbered = {w for w in words if w[-1:].isdecimal() and w[:-1].isalpha()} if holds_numbering_hyphen(text) else None
     if numbered:
         for i, ln in enumerate(lines):
-            if "-" in ln:
+            if holds_numbering_hyphen(ln):  # (WS‐3 too: U+2010, 154-A F6)
                 for name in numbered_terms(ln):
                     if name in numbered:
                         hit(i, name)

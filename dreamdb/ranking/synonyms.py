@@ -149,8 +149,9 @@ def entry_terms(text: str) -> Entry:  # file took 0.9 s to load, 0.35 s before t
     stopwords = [w for w in words if w in STOPWORDS]
     # (QA round 79 F12) an identifier that is the whole entry is not its parts: `task-7, t7` grouped task too
     # (128-A F3); one that is part of it (TASK-7.5's 7.5, v0.5.0's 0.5.0) is not the entry alone (129-A F1)
-    # (a name numbered with a hyphen is its term without it: TASK-7 is task7, numbered_terms)
-    one = fold_case(text).strip()
+    # (a name numbered with a hyphen is its term without it: TASK-7 is task7, numbered_terms; written with U+2010 or
+    # U+2011 too, which fold_case makes U+2010: TASK‐7, v1‐2, 154-A F6)
+    one = fold_case(text).strip().replace("\u2010", "-")
     if one in whole or (one.count("-") == 1 and one.replace("-", "") in whole):
         return Entry(True, [(t,) for t in dict.fromkeys(whole)], words, stopwords)
     turkish = is_turkish_text(words)
