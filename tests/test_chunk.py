@@ -205,8 +205,8 @@ def test_a_text_cut_by_characters_counts_fewer_words_kept_than_it_holds():
     assert count_words("a " + "x" * (3 * MAX_CHUNK_CHARS) + " b") == 5
     n = MAX_CHUNK_CHARS * (MAX_CHUNKS_PER_DOCUMENT + 2) + 7  # just past the cap: 131 pieces
     cjk = "# 大きい\n\n" + ("睡眠負債は蓄積する" * (n // 9 + 1))[:n]
-    # (a heading's chunk, then 127 pieces of the 131: 129 of 133 words; without it 128 pieces of 131)
-    for body, words, kept in ((cjk, 133, 129), ("# Big word\n\n" + "x" * n, 134, 130), ("x" * n, 131, 128)):
+    # (128 pieces of the 131, the heading cut from them no chunk of its own (chunker 8): 128 of 133 words)
+    for body, words, kept in ((cjk, 133, 128), ("# Big word\n\n" + "x" * n, 134, 128), ("x" * n, 131, 128)):
         got = chunk_with_coverage("T", body)
         assert got.truncated and len(got.chunks) == MAX_CHUNKS_PER_DOCUMENT
         assert (got.words, got.kept_words) == (words, kept)
@@ -274,3 +274,32 @@ def test_a_huge_texts_chunks_from_its_head_are_the_whole_texts(monkeypatch):
         # round 88 A2)
         enough = 1 if wanted == MAX_CHUNKS_PER_DOCUMENT else 40 if REAL_VAULT_SRC.is_dir() else 4
         assert sum(from_head) >= enough, (wanted, sum(from_head))
+
+
+def test_a_heading_cut_from_what_follows_and_a_small_tail_are_no_chunks_of_their_own():
+    """QA round 154-D F1: chunks of a title and a few words lay near many queries in the dense channel (a heading whose
+    first paragraph fills a chunk by itself, ``## User Stories``; the greedy packing's last few words,
+    ``cooldown'dan önce gelir.``). A piece of headings and comments alone is no chunk, and a small last piece shares
+    the last two pieces' parts with the one before it."""
+    from dreamdb.embeddings.chunk import MERGE_BELOW_WORDS, SPLIT_ABOVE_WORDS
+
+    full = " ".join(f"w{i}" for i in range(SPLIT_ABOVE_WORDS))  # a paragraph that fills a chunk alone
+    opening = " ".join(f"o{i}" for i in range(MERGE_BELOW_WORDS + 20))  # a section of its own
+    body = f"{opening}\n\n## User Stories\n\n<!-- newest first -->\n\n{full}\n"
+    chunks = chunk_document("Sleepy search", body)
+    contents = [content(c) for c in chunks]
+    assert contents == [opening, full]  # the heading and its comment: no chunk of their own
+    assert all(c.n_words <= SPLIT_ABOVE_WORDS + 2 for c in chunks)  # (title "Sleepy search" + content)
+    assert not any(c.strip().startswith("## User Stories") for c in contents)
+    # the heading is still the note's text: BM25 reads the body, and a heading alone in a note still gets its chunk
+    assert [content(c) for c in chunk_document("T", "## User Stories")] == ["## User Stories"]
+
+    # a small tail: 3 lines of 100 words, one of 80, then one of 3; greedy packing gave [380 words], [3 words]
+    lines = [" ".join(f"l{j}x{i}" for i in range(100 if j < 3 else 80)) for j in range(4)] + ["önce gelir tail"]
+    paragraph = "\n".join(lines)  # one paragraph over the limit: split at line ends
+    pieces = [content(c) for c in chunk_document("T", paragraph)]
+    sizes = [len(p.split()) for p in pieces]
+    assert sum(sizes) == 383 and len(pieces) == 2
+    assert min(sizes) >= MERGE_BELOW_WORDS and max(sizes) <= SPLIT_ABOVE_WORDS
+    assert sizes == [200, 183]  # as evenly as the lines allow
+    assert "\n".join(pieces) == paragraph  # nothing lost or reordered

@@ -19,7 +19,13 @@ Rules (reference constants from SPEC §3, "about 200–512 tokens"):
    A paragraph that is itself over the limit (a long fence included: the one
    exception to "never inside a fence", needed to keep chunks bounded) is
    split at line ends, and a line over the limit by words. No chunk exceeds
-   380 words or :data:`MAX_CHUNK_CHARS` characters of content.
+   380 words or :data:`MAX_CHUNK_CHARS` characters of content. A last piece
+   under :data:`MERGE_BELOW_WORDS` words (the greedy packing's tail) shares the
+   parts of the last two pieces with the one before it, as evenly as the limits
+   allow, as a small last section merges backward; and a piece of headings (and
+   HTML comments) alone, cut from the paragraph that follows it because that
+   paragraph fills a chunk by itself, is no chunk: a label with nothing under
+   it, whose vector lies near every short query (BM25 still reads it).
 5. The title is prepended to every chunk: ``"<title>\\n\\n<content>"``.
    A document cut into several chunks also gets a *summary chunk*,
    ``"<title>\\n\\n<description>"``, after its content chunks: a curated
@@ -68,8 +74,9 @@ DENSE_EXCLUDED_TYPES = frozenset({"changelog"})
 #: (unchanged chunk texts keep their vectors: they are keyed by content hash). 5: documents
 #: without text of their own get no chunks (:func:`has_text_to_embed`); 6: runs of encoded data left out
 #: (:func:`embedded_text`); 7: a long identifier of short words is no such run
-#: (:data:`dreamdb.analyzer.MIN_COMMON_LETTER_SHARE`).
-CHUNKER_VERSION = "7"
+#: (:data:`dreamdb.analyzer.MIN_COMMON_LETTER_SHARE`); 8: a piece of headings alone, cut from
+#: what follows it, is no chunk, and a small last piece shares with the one before (QA round 154-D F1).
+CHUNKER_VERSION = "8"
 
 
 _WORD_CHAR = re.compile("[^\\W_\u115f\u1160\u3164\uffa0]")
@@ -177,6 +184,15 @@ def _blocks(text: str) -> list[tuple[str, str]]:
     return out
 
 
+_COMMENT_RE = re.compile(r"<!--.*?(?:-->|$)", re.S)
+
+
+def _says_something(content: str) -> bool:
+    """Whether a chunk's content holds a letter or digit outside its headings and HTML comments."""
+    text = _COMMENT_RE.sub("", content)
+    return any(_WORD_CHAR.search(line) for line in text.split("\n") if not _HEADING_RE.match(line))
+
+
 def _sections(blocks: list[tuple[str, str]]) -> list[list[str]]:
     """Group blocks into sections, each starting at a heading (the first may have none)."""
     sections: list[list[str]] = []
@@ -223,22 +239,41 @@ def _split_oversized(par: str) -> list[str]:
     return _pack(pieces, "\n")
 
 
+def _fits(parts: list[str], sep: str) -> bool:
+    return _wc(parts) <= SPLIT_ABOVE_WORDS and len(sep.join(parts)) <= MAX_CHUNK_CHARS
+
+
 def _pack(parts: list[str], sep: str) -> list[str]:
-    """Greedily join parts (each within the limits) into pieces within the limits."""
-    out: list[str] = []
+    """Greedily join parts (each within the limits) into pieces within the limits; a last piece under
+    :data:`MERGE_BELOW_WORDS` words shares the parts of the last two pieces with the one before it, as evenly as
+    the limits allow (rule 4: greedy packing left a tail of a few words, ``cooldown'dan önce gelir.``, a chunk of its
+    own whose vector, a title and four words, lay near many queries: QA round 154-D F1)."""
+    pieces: list[list[str]] = []
     cur: list[str] = []
     words = chars = 0
     for p in parts:
         w, c = len(p.split()), len(p)
         if cur and (words + w > SPLIT_ABOVE_WORDS or chars + len(sep) + c > MAX_CHUNK_CHARS):
-            out.append(sep.join(cur))
+            pieces.append(cur)
             cur, words, chars = [], 0, 0
         cur.append(p)
         words += w
         chars += c + (len(sep) if len(cur) > 1 else 0)
     if cur:
-        out.append(sep.join(cur))
-    return out
+        pieces.append(cur)
+    if len(pieces) > 1 and _wc(pieces[-1]) < MERGE_BELOW_WORDS:
+        both = pieces[-2] + pieces[-1]
+        total = _wc(both)
+        best = None
+        for j in range(1, len(both)):  # (the greedy cut is one of these, so some cut fits)
+            head, tail = both[:j], both[j:]
+            if _fits(head, sep) and _fits(tail, sep):
+                spread = abs(total - 2 * _wc(head))
+                if best is None or spread < best[0]:
+                    best = (spread, j)
+        if best is not None:
+            pieces[-2:] = [both[:best[1]], both[best[1]:]]
+    return [sep.join(piece) for piece in pieces]
 
 
 def _split_piece(paras: list[str]) -> list[str]:
@@ -312,7 +347,13 @@ def _contents(body: str, max_chunks: int) -> tuple[list[str], bool]:
     # every merged piece holds text (blocks are never blank), so a piece left over is text dropped
     truncated = False
     for i, piece in enumerate(merged):
-        contents.extend(c for c in _split_piece(piece) if c.strip())
+        split = [c for c in _split_piece(piece) if c.strip()]
+        if len(split) > 1:
+            # (a heading whose first paragraph fills a chunk alone was a chunk of its own, ``## User Stories``: a label
+            # with nothing under it, whose vector lies near every short query, as a bare name's does; BM25 still
+            # reads it. QA round 154-D F1)
+            split = [c for c in split if _says_something(c)] or split[:1]
+        contents.extend(split)
         if len(contents) >= max_chunks:
             truncated = len(contents) > max_chunks or i + 1 < len(merged)
             break
