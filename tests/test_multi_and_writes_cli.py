@@ -947,6 +947,20 @@ def test_deleting_a_link_says_a_link_is_kept_not_a_copy(twins):
     assert p.returncode == 0 and "(a copy is kept at " in p.stdout
 
 
+def test_deleting_a_note_of_a_long_name_says_its_copys_name_is_shortened_and_where_it_goes_back(twins):
+    """QA round 154-E F1: the copy of a note whose name is too long to keep whole after its time is named by its start,
+    ~ and 8 hex digits, the note's name in it nowhere: delete says so, and where to move it back, in full."""
+    note = twins / "knowledge" / ("z" * 240 + ".md")
+    note.write_text("---\ntitle: Long\n---\nbody\n", encoding="utf-8")
+    p = cli("delete", "--vault", str(twins), "knowledge/" + "z" * 240)
+    assert p.returncode == 0, p.stderr
+    kept = next((twins / ".dreamdb" / "trash" / "knowledge").iterdir())
+    assert p.stdout == (f"Deleted {note} (a copy is kept at {kept}, its name shortened to fit; move it back as {note} to"
+                        " restore it)\n")
+    p = cli("delete", "--vault", str(twins), "knowledge/foo.md")  # (a name kept whole: said as before)
+    assert p.returncode == 0 and p.stdout.endswith("foo.md)\n") and "shortened" not in p.stdout
+
+
 def test_a_link_to_nothing_is_no_document_to_edit_or_delete(twins):
     """QA round 38: `delete dangling` on a link to a missing file ended in an internal error (exit 70), and with
     --force said the file was moved while dreamdb waited for the lock."""

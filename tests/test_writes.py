@@ -2872,6 +2872,93 @@ def test_long_file_names_are_shortened_in_the_trash(tiny_vault: Path, stem: str)
     assert [p for p in tiny_vault.rglob("*.tmp")] == []
 
 
+@pytest.mark.parametrize("synced", [True, False], ids=["indexed", "never-indexed"])
+@pytest.mark.parametrize("stem", ["z" * 230, "z" * 252, "z" * 229, "ş" * 115],
+                         ids=["233-bytes", "255-bytes", "232-bytes-kept-whole", "233-bytes-two-byte-letters"])
+def test_a_deleted_note_of_a_long_name_is_named_by_a_second_delete_or_an_update(tiny_vault: Path, stem: str,
+                                                                                 synced: bool):
+    """QA round 154-E F1: the copy of a note whose name is too long to keep whole after the copy's time (over 232
+    bytes) is kept under a shortened name, ``<UTC time>-<its start>~<8 hex digits>.md``, which a second delete or an
+    update did not take for the note's: "no longer there (deleted, moved or renamed since the last sync)", the copy
+    named nowhere. The short form is made again from the note's name, so it is found, and where to move it back is
+    named in full; a name of 232 bytes is kept whole."""
+    import dreamdb
+
+    write_doc(tiny_vault, f"knowledge/{stem}.md", "---\ntitle: Long\n---\nbody\n")
+    if synced:
+        with dreamdb.open(tiny_vault) as index:
+            index.sync()
+    kept = delete(tiny_vault, f"knowledge/{stem}")
+    shortened = len(f"{stem}.md".encode()) > 232
+    assert len(kept.name.encode()) <= 255 and (kept.name.endswith(f"-{stem}.md") is not shortened)
+    assert kept.read_text(encoding="utf-8") == "---\ntitle: Long\n---\nbody\n"
+    restore = f"Move the copy back to {tiny_vault / 'knowledge' / f'{stem}.md'} to restore it, if that was a mistake."
+    of = f" (of knowledge/{stem}.md)" if synced else ""
+    for second in (lambda: delete(tiny_vault, f"knowledge/{stem}"), lambda: delete(tiny_vault, stem),
+                   lambda: update(tiny_vault, f"knowledge/{stem}", status="done")):
+        with pytest.raises(NotFound) as info:
+            second()
+        assert info.value.exit_code == 7
+        assert info.value.message.endswith(f": it was deleted; its copy is {kept}{of}.")
+        assert info.value.hint == restore
+    assert kept.exists() and not (tiny_vault / "knowledge" / f"{stem}.md").exists()
+
+
+@pytest.mark.parametrize("synced", [True, False], ids=["indexed", "never-indexed"])
+def test_a_shortened_copy_is_never_taken_for_another_long_name_of_the_same_start(tiny_vault: Path, synced: bool):
+    """QA round 154-E F1: the short form of a long name keeps its start and 8 hex digits of the whole name's SHA-1, so
+    two notes whose names share the start have copies whose names differ in the digits alone; each copy is its own
+    note's (the bodies are the same: only the name tells them apart), and a note whose own copy is not there (removed
+    by hand) is not said to be deleted with the other's."""
+    import dreamdb
+    from dreamdb.writes.locate import _copy_named
+
+    body = "---\ntitle: Same\n---\nthe same body\n"
+    one, two, three = "z" * 240, "z" * 239 + "y", "z" * 239 + "x"
+    for stem in (one, two, three):
+        write_doc(tiny_vault, f"knowledge/{stem}.md", body)
+    if synced:
+        with dreamdb.open(tiny_vault) as index:
+            index.sync()
+    kept_two = delete(tiny_vault, f"knowledge/{two}")
+    kept_one = delete(tiny_vault, f"knowledge/{one}")
+    shared = len(kept_one.name) - len("~12345678.md")
+    assert kept_one.name[23:shared] == kept_two.name[23:shared] == "z" * (shared - 23)  # (the same start)
+    assert _copy_named(kept_one.name, f"{one}.md") and not _copy_named(kept_one.name, f"{two}.md")
+    assert _copy_named(kept_two.name, f"{two}.md") and not _copy_named(kept_two.name, f"{one}.md")
+    for stem, kept in ((one, kept_one), (two, kept_two)):
+        with pytest.raises(NotFound) as info:
+            delete(tiny_vault, f"knowledge/{stem}")
+        assert f": it was deleted; its copy is {kept}" in info.value.message
+    (tiny_vault / "knowledge" / f"{three}.md").unlink()  # removed by hand: no copy of its own, and none other's named
+    with pytest.raises(NotFound) as info:
+        update(tiny_vault, f"knowledge/{three}", append="x")
+    assert "its copy is" not in info.value.message and str(kept_one) not in info.value.message
+    assert str(kept_two) not in info.value.message and "Move the copy back" not in info.value.hint
+    if synced:
+        assert info.value.message.endswith(f"it named knowledge/{three}.md, which is no longer there (deleted, moved"
+                                           " or renamed since the last sync).")
+
+
+def test_a_hint_naming_copies_it_cannot_tell_apart_gives_a_long_names_short_form(tiny_vault: Path):
+    """QA round 154-E F1: of a long note edited after the sync, then deleted, the second delete names the trash folder
+    and the form of the copies' names there: the short form, not ``<UTC time>-<the whole name>``, which no copy has."""
+    import dreamdb
+
+    stem = "z" * 240
+    write_doc(tiny_vault, f"knowledge/{stem}.md", "---\ntitle: Long\n---\nbody\n")
+    with dreamdb.open(tiny_vault) as index:
+        index.sync()
+    update(tiny_vault, f"knowledge/{stem}", append="edited after the sync")
+    delete(tiny_vault, f"knowledge/{stem}")
+    with pytest.raises(NotFound) as info:
+        delete(tiny_vault, f"knowledge/{stem}")
+    assert info.value.hint == ("If dreamdb deleted it after an edit, its copy is in .dreamdb/trash/knowledge/, named"
+                               " <UTC time>-<its name's start>~<8 hex digits>.md, the name too long to keep whole (1"
+                               " copy of that name is there, not told apart from another note's); else run dreamdb"
+                               " recall to find it.")
+
+
 @pytest.mark.parametrize("code", [errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES])
 def test_write_failures_are_refused_and_change_nothing(tiny_vault: Path, monkeypatch: pytest.MonkeyPatch, code: int):
     """The disk filling up (or a quota, a read-only remount, a permission change) is simulated by

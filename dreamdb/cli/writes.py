@@ -260,7 +260,9 @@ def delete(slug, force, vault, as_json):
     SLUG is type/slug or slug, the id recall prints (knowledge/my-note-2), or
     the file's path relative to the vault (knowledge/decisions/my-note.md) or
     absolute (as recall prints it).
-    The file goes to <vault>/.dreamdb/trash/<type>/<UTC time>-<file name>.
+    The file goes to <vault>/.dreamdb/trash/<type>/<UTC time>-<file name>
+    (a name too long to keep whole shortened: its start, ~ and 8 hex digits;
+    delete says where to move it back).
     A pinned document, or one whose frontmatter cannot be read, needs --force.
 
     \b
@@ -283,4 +285,7 @@ def delete(slug, force, vault, as_json):
     kept = payload["moved_to"]
     what = (f"a link to {shown(os.readlink(kept))} is kept at {shown(kept)}" if os.path.islink(kept)
             else f"a copy is kept at {shown(kept)}")
+    if not os.path.basename(kept).endswith("-" + os.path.basename(payload["path"])):  # (a name too long to keep
+        # whole after the copy's time: where it goes back is said, QA round 154-E F1)
+        what += f", its name shortened to fit; move it back as {shown(payload['path'])} to restore it"
     _done(as_json, payload, f"Deleted {shown(payload['path'])} ({what})")

@@ -940,7 +940,7 @@ def _trash_stamp() -> str:
 def _trash_path(vault: Path, doc_type: str, name: str) -> Path:
     """A new, unused ``<vault>/.dreamdb/trash/<type>/<UTC timestamp>-<name>`` (folders created 0700).
 
-    A name too long for the file system is shortened by :func:`_fit_name`.
+    A name too long for the file system is shortened by :func:`_fit_name` (:func:`trash_name`).
     Call with the vault lock held (the name is unused only until another writer picks it).
 
     Raises:
@@ -965,12 +965,21 @@ def _trash_path(vault: Path, doc_type: str, name: str) -> Path:
                                     " then retry.") from exc
         raise WriteRefused(f"Cannot create the trash folder {trash}: {exc.strerror or exc}; nothing was changed.") from exc
     stamp = _trash_stamp()
-    kept = trash / _fit_name(f"{stamp}-{name}")
+    kept = trash / trash_name(stamp, name)
     n = 2
     while kept.exists() or kept.is_symlink():
-        kept = trash / _fit_name(f"{stamp}-{n}-{name}")
+        kept = trash / trash_name(f"{stamp}-{n}", name)
         n += 1
     return kept
+
+
+def trash_name(prefix: str, name: str) -> str:
+    """The name a copy of the file ``name`` gets in the trash after ``prefix`` (its UTC time, :func:`_trash_stamp`,
+    and ``-<n>`` when a copy of that time was there): ``<prefix>-<name>``, shortened by :func:`_fit_name` when too long
+    for the file system (a note's name of over 232 bytes: ``<prefix>-<its start>~<8 hex digits>.md``). The short form
+    is the full one's alone, made again from the note's name to find its copies
+    (:func:`dreamdb.writes.locate._trash_copies`)."""
+    return _fit_name(f"{prefix}-{name}")
 
 
 

@@ -21,7 +21,7 @@ from dreamdb.output import some_of, typable_id, untypable
 from dreamdb.vault.discover import (VAULT_DIR_NAME, accent_twins, folder_link, twin_clause, twins_reason,
                                     in_archive, is_utf8, name_on_disk, walk)
 from dreamdb.writes.checks import _bad_char, _require_utf8
-from dreamdb.writes.files import _check_vault, _resolves_inside, _trash_root
+from dreamdb.writes.files import _check_vault, _resolves_inside, _trash_root, trash_name
 
 
 #: Document types stored one per markdown file, and where their files live:
@@ -445,18 +445,44 @@ def _index_rows(vault: Path, sql: str, params: Sequence[Any]) -> list[tuple] | N
                           " file's path (e.g. knowledge/notes.md) to say which one.")
 
 
+_TRASH_PREFIX = re.compile(r"(\d{8}T\d{12}Z)(?:-\d+)?-")
+"""The start of a copy's name in the trash: its UTC time (:func:`dreamdb.writes.files._trash_stamp`), and ``-<n>``
+when a copy of that time was there."""
+
+
+def _copy_named(name: str, note: str) -> bool:
+    """Whether ``name``, a file's in the trash, is the name :func:`dreamdb.writes.files._trash_path` gives a copy of
+    the note ``note`` (``x.md``): ``<UTC time>-x.md`` or ``<UTC time>-<n>-x.md`` exactly (QA round 64 M2: "-note.md"
+    matched "...-my-note.md"), or that name shortened as it is when too long for the file system
+    (:func:`dreamdb.writes.files.trash_name`), made again from ``note`` and compared: QA round 154-E F1, the copy of a
+    note named with over 232 bytes, ``<UTC time>-<its start>~<8 hex digits>.md``, was no note's, and a second delete
+    named none. The digits are of the whole name, so another note of that start is not taken for it."""
+    m = _TRASH_PREFIX.match(name)
+    if m is None:
+        return False
+    # (the time alone, or with the number: "<time>-2-x.md" is a copy of x.md, or the first of 2-x.md)
+    return any(trash_name(prefix, note) == name for prefix in {m.group(1), m.group(0)[:-1]})
+
+
+def _copy_form(note: str) -> str:
+    """How a hint names the copies in the trash of the note ``note`` (``x.md``), their times not known:
+    ``<UTC time>-x.md``, or the short form of a name too long to keep whole (:func:`dreamdb.writes.files.trash_name`;
+    QA round 154-E F1)."""
+    if trash_name("0" * 8 + "T" + "0" * 12 + "Z", note).endswith(f"-{note}"):
+        return f"<UTC time>-{note}"
+    return "<UTC time>-<its name's start>~<8 hex digits>.md, the name too long to keep whole"
+
+
 def _trash_copies(vault: Path, doc_type: str | None, bare: str) -> list[Path]:
     """The copies :func:`delete` kept of notes named ``bare`` (of ``doc_type``, or any markdown type),
-    ``<vault>/.dreamdb/trash/<type>/<UTC time>-<bare>.md``; never :func:`update`'s copy of a previous version
-    (``…-<bare>.before-update.md``: QA round 63 M1, an older text an agent restoring it would have taken for the
-    note)."""
-    # <stamp>-<bare>.md or <stamp>-<n>-<bare>.md exactly (QA round 64 M2: "-note.md" matched "...-my-note.md")
-    exact = re.compile(rf"\d{{8}}T\d{{12}}Z(?:-\d+)?-{re.escape(bare)}\.md")
+    ``<vault>/.dreamdb/trash/<type>/<UTC time>-<bare>.md`` (:func:`_copy_named`, shortened names too); never
+    :func:`update`'s copy of a previous version (``…-<bare>.before-update.md``: QA round 63 M1, an older text an agent
+    restoring it would have taken for the note)."""
     found = []
     for t in (doc_type,) if doc_type else MARKDOWN_TYPES:
         folder = _trash_root(vault) / t
         try:
-            found += [p for p in folder.iterdir() if exact.fullmatch(p.name)]
+            found += [p for p in folder.iterdir() if _copy_named(p.name, f"{bare}.md")]
         except OSError:
             continue
     return found
@@ -1241,8 +1267,9 @@ def _find_document_as_typed(vault: Path, slug: str) -> tuple[str, Path]:
             raise NotFound(f"No document {slug!r} in the vault: it named {source}, which is no longer there (deleted,"
                            " moved or renamed since the last sync).",
                            hint=(f"If dreamdb deleted it after an edit, its copy is in"
-                                 f" {(_trash_root(vault) / t).relative_to(vault).as_posix()}/, named <UTC time>-"
-                                 f"{source.rsplit('/', 1)[-1]} ({copies} there, not told apart from another note's);"
+                                 f" {(_trash_root(vault) / t).relative_to(vault).as_posix()}/, named"
+                                 f" {_copy_form(source.rsplit('/', 1)[-1])} ({copies} there, not told apart from"
+                                 " another note's);"
                                  " else run dreamdb recall to find it." if named_so else
                                  "Run dreamdb recall to find it, if it was moved."))
         kept = _in_trash(vault, doc_type, bare)  # (of an id the index does not hold: a note it never saw)
