@@ -214,27 +214,43 @@ rebuild, a lexicon it could not use (QA round 78 F7), a snippet left out of a da
 round 150-D F1). QA round 144-B F2: in hybrid mode "no dense results yet" and
 "dense results are partial" were dropped, and the log said only what was injected."""
 
-INLINE_SYNC_BYTES = 8_000_000
-"""Most bytes of new or changed files the hook indexes itself, in an index already built, before it answers (≈ 2-5 s:
-a whole 4-8 MB CHANGELOG.json, whose unchanged entries keep their rows, takes far less); more are indexed by a
-``dreamdb sync`` it starts in the background, and the prompt is answered from the index as it is (QA round 90-C F1)."""
+INLINE_SYNC_BYTES = 500_000
+"""Most bytes of new or changed files the hook indexes itself, in an index already built, before it answers (a changed
+``CHANGELOG.json`` or memory file counted by what it grew since the last sync, its unchanged entries keeping their rows:
+:func:`dreamdb.store.sync.files_to_index`); more are indexed by a ``dreamdb sync`` it starts in the background, and the
+prompt is answered from the index as it is (QA round 90-C F1: a 40 MB note held every prompt 10 s). Half of
+:data:`INLINE_BUILD_BYTES`, for the budget of a first build: a changed note costs 1.6-2 times a new one (its rows
+deleted, then written anew). Notes of about 1 KB: 500 KB of them changed took 0.86 s of CPU to sync, 1 MB of them new
+0.96 s (1.5 against 0.96 ms a KB; as hook processes, wall time: 1.3 s syncing those, 1.9 s building these), medians
+of 5 runs of ``python scripts/bench_ops.py --only hook-sync`` on 2 cores under a load of 4-8. QA round 154-C F1: at
+8,000,000 (and 5,000 files), 3,000 changed notes of 1 KB held a prompt 14 s."""
 
-INLINE_SYNC_FILES = 5_000
-"""Most new, changed or removed files the hook indexes itself, whatever their size, before it answers (≈ 1.4 s for
-5,000 small notes on a busy 2-core machine, up to 4 s in a large index); more are left to a background ``dreamdb
-sync`` as :data:`INLINE_SYNC_BYTES` are (QA round 108-B F1: 30,000 new notes of 1.8 MB in all took 24 s, and a hook its caller
-stopped rolled them back each time, so they were never indexed)."""
+INLINE_SYNC_READ_BYTES = 8_000_000
+"""Most bytes of new or changed files, whole, the hook's own sync reads: a changed ``CHANGELOG.json`` is read and its
+entries hashed whole, though only what it grew counts toward :data:`INLINE_SYNC_BYTES` (the real vault's 824 KB with
+an entry added: 78 ms of CPU, ``scripts/bench_ops.py --only hook-sync``; ≈ 0.8 s at this limit). More are left to a
+background ``dreamdb sync`` as those past :data:`INLINE_SYNC_BYTES` are."""
+
+INLINE_SYNC_FILES = 1_000
+"""Most new, changed or removed files the hook indexes itself, whatever their size, before it answers; more are left
+to a background ``dreamdb sync`` as :data:`INLINE_SYNC_BYTES` are (QA round 108-B F1: 30,000 new notes of 1.8 MB in
+all took 24 s, and a hook its caller stopped rolled them back each time, so they were never indexed). Half of
+:data:`INLINE_BUILD_FILES`, for the budget of a first build: 1,000 small notes changed took 0.57 s of CPU to sync,
+2,000 new 0.65 s (0.59 against 0.32 ms a note; as hook processes: 1.1 s syncing those, 1.2 s building these), as
+measured for :data:`INLINE_SYNC_BYTES`. QA round 154-C F1: at 5,000, 4,991 changed small notes held a prompt 8 s."""
 
 INLINE_BUILD_BYTES = 1_000_000
-"""Largest vault (bytes of the files it indexes) whose whole index the hook builds itself before it answers: about
-0.7 s at the real vault's rate (6.8 MB indexed in 4.4 s). A larger vault whose index is missing, was rebuilt after
-damage, or must be indexed again by a new analyzer is indexed by a ``dreamdb sync`` the hook starts in the
-background, and the prompt goes on without memories (QA round 59 M4: a 60,000-entry changelog held each prompt
-9-10 s, and a hook stopped by its timeout lost the build, so the index was never built)."""
+"""Largest vault (bytes of the files it indexes) whose whole index the hook builds itself before it answers: 1 MB of
+notes of about 1 KB took 0.96 s of CPU to index, the hook building it 1.9 s (``scripts/bench_ops.py --only
+hook-sync``). A larger vault whose index is missing, was rebuilt after damage, or must be indexed again by a new
+analyzer is indexed by a ``dreamdb sync`` the hook starts in the background, and the prompt goes on without memories
+(QA round 59 M4: a 60,000-entry changelog held each prompt 9-10 s, and a hook stopped by its timeout lost the build,
+so the index was never built)."""
 
 INLINE_BUILD_FILES = 2_000
-"""Most files of a vault whose whole index the hook builds itself, whatever their size (≈ 0.6-1.6 s); a vault of more
-is built in the background, as one past :data:`INLINE_BUILD_BYTES` is (QA round 108-B F1)."""
+"""Most files of a vault whose whole index the hook builds itself, whatever their size (2,000 small notes: 0.65 s of
+CPU, the hook building them 1.2 s; ``scripts/bench_ops.py --only hook-sync``); a vault of more is built in the
+background, as one past :data:`INLINE_BUILD_BYTES` is (QA round 108-B F1)."""
 
 
 def log_path() -> Path:
@@ -1230,22 +1246,24 @@ def _left_to_background(vault: Path, build_log: Path, what: str, meanwhile: str,
 
 def _synced_elsewhere(index, vault: Path) -> bool | None:
     """Whether the changes waiting to be indexed are left to another process, the prompt answering from the index as it
-    is (logged): the files new or changed since the last sync hold more than :data:`INLINE_SYNC_BYTES` or are more than
-    :data:`INLINE_SYNC_FILES`, and a detached
+    is (logged): the files new or changed since the last sync hold more than :data:`INLINE_SYNC_BYTES` of text to
+    index or :data:`INLINE_SYNC_READ_BYTES` to read, or are more than :data:`INLINE_SYNC_FILES`, and a detached
     ``dreamdb sync`` is started for them, or one runs already (one that failed less than :data:`BUILD_RETRY_SECONDS`
     ago leaves them to this prompt, logged). ``None`` when nothing changed since the last sync: no sync is needed (its
     stat of every file is not made twice: 58 ms a prompt in a vault of 20,000 notes).
     (QA round 90-C F1: a 40 MB note added to an indexed vault held every prompt 10 s and 825 MB, and a hook its caller
     stopped rolled its sync back, so the note was never indexed.)"""
-    from dreamdb.store.sync import files_to_index
+    from dreamdb.store.sync import files_to_index, whole_index_due
 
     # (guarded: a damaged index is rebuilt here, as the sync it stands before would, not a failed hook)
     pending = index._guarded(lambda: files_to_index(index.conn, vault, include_archives=index.include_archives))
     if pending is None:
         return None
-    files, size = pending
-    if size <= INLINE_SYNC_BYTES and files <= INLINE_SYNC_FILES:
+    files, size, read = pending
+    if size <= INLINE_SYNC_BYTES and read <= INLINE_SYNC_READ_BYTES and files <= INLINE_SYNC_FILES:
         return False
+    if index._guarded(lambda: whole_index_due(index.conn)):  # (a whole index to build, which INLINE_BUILD_* allow here
+        return False  # (_built_elsewhere): the limits on changes, half of those, are not a build's)
     build_log = _build_log(index)
     # (after a failure, this prompt syncs: an index left as it was for minutes would answer without the changes, QA
     # round 91 F8: a lock held for 14 s kept the changes out for 5 minutes)
@@ -1257,10 +1275,12 @@ def _synced_elsewhere(index, vault: Path) -> bool | None:
     if pid is None:
         return False  # (no log file of its own could be made beside the index: synced here, as before)
     if pid > 0:
-        over = f"{size:,} bytes of new or changed files to index, over the {INLINE_SYNC_BYTES:,}" \
+        over = f"{size:,} bytes of new or changed files to index, over the {INLINE_SYNC_BYTES:,} the hook indexes" \
             if size > INLINE_SYNC_BYTES else \
-            f"{files:,} files new, changed or removed to index, over the {INLINE_SYNC_FILES:,}"
-        _log(f"{vault}: {over} the hook indexes itself: started `dreamdb sync` in the background (pid {pid}; its"
+            f"{files:,} files new, changed or removed to index, over the {INLINE_SYNC_FILES:,} the hook indexes" \
+            if files > INLINE_SYNC_FILES else \
+            f"{read:,} bytes of new or changed files to read, over the {INLINE_SYNC_READ_BYTES:,} the hook reads"
+        _log(f"{vault}: {over} itself: started `dreamdb sync` in the background (pid {pid}; its"
              f" output: {build_log}); recalled from the index as it is")
     return True
 

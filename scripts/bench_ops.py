@@ -25,7 +25,20 @@ Without the real vault:
   the same notes (in process, alternating);
 * the cost of ``import dataclasses`` in a fresh interpreter (what a one-shot ``dreamdb recall`` would pay
   for it): ``python -c "import dataclasses"`` beside ``python -c pass`` (alternating, medians of
-  ``--import-runs``).
+  ``--import-runs``);
+* what the prompt hook's limits on indexing before it answers buy (``dreamdb.hook.INLINE_BUILD_*`` for an index to
+  build, ``INLINE_SYNC_*`` for changes to one built; QA round 154-C F1), on generated vaults of small notes
+  (``title: n 7`` and one word, as ``tests/test_hook.py`` writes them) and of notes of about 1 KB (frontmatter, a
+  heading, 20–200 words, as QA's generator writes them): the first sync of ``INLINE_BUILD_FILES`` small notes, or of
+  as many 1 KB notes as ``INLINE_BUILD_BYTES`` holds, in process (wall time and CPU), beside the sync after a line is
+  appended to ``INLINE_SYNC_FILES`` of them (``INLINE_SYNC_BYTES`` of them) and to every one of them (per file and
+  per KB: what a changed note costs against a new one); then the same as hook processes (the hook building the
+  index, then syncing the changed notes, then with nothing changed; which path each took read from its log); and a
+  ``CHANGELOG.json`` (the real vault's, or a generated one of about 800 KB): its first sync beside the sync after one
+  entry is added and after every entry is changed (``--hook-sync-scale`` shrinks every vault: ``--quick`` takes a
+  tenth).
+
+``--only FIGURE`` (``real-vault``, ``same-names``, ``moved``, ``imports``, ``hook-sync``; repeatable) times only those.
 
 Processes run as an installed wheel would (compiled bytecode cached: ``bench_recall.cli_env``), this tree's dreamdb
 (``PYTHONPATH`` led by it: ``bench_recall.dreamdb_command``, the console script beside the interpreter), with a
@@ -34,7 +47,7 @@ hook log and cache folder of their own. A figure whose data or model is absent i
 
     .venv/bin/python scripts/bench_ops.py [--quick] [--runs 5] [--sessions 20] [--import-runs 20]
                                           [--same-names 2000] [--moved 2000] [--no-hybrid] [--data DIR]
-                                          [--workdir DIR] [--json]
+                                          [--hook-sync-scale 1.0] [--only FIGURE]… [--workdir DIR] [--json]
 """
 
 from __future__ import annotations
@@ -42,6 +55,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
+import resource
 import shutil
 import subprocess
 import sys
@@ -336,6 +351,206 @@ def bench_moved_folder(n: int, runs: int) -> dict:
     return {"notes": n, "runs": runs, **{f"{k}_ms": med(v) for k, v in times.items()}}
 
 
+_WORDS = ("sqlite index cache recall hook prompt vault sync embed vector lexicon token stem query ranking score bm25 chunk"
+          " model migration schema trigger view table column commit branch release deploy timeout latency memory sleep"
+          " debt agent session decision postgres wal journal checkpoint rebuild damage lock writer reader busy").split()
+_FOLDERS = ("knowledge", "knowledge/a", "knowledge/b", "state", "theses", "lab/insights")
+
+
+def _small_note(i: int, rng: random.Random) -> str:
+    """A small note (≈ 35 bytes), as ``tests/test_hook.py`` writes many."""
+    return f"---\ntitle: n {i}\n---\nsmallnote{i}\n"
+
+
+def _kb_note(i: int, rng: random.Random) -> str:
+    """A note of about 1 KB (0.3–1.6 KB): frontmatter, a heading, 20–200 words, a section (QA round 154-C's vault)."""
+    w = rng.sample(_WORDS, 6)
+    body = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(20, 200)))
+    return (f"---\ntitle: {w[0].title()} {w[1]} note {i}\ndescription: about {w[2]} and {w[3]}\ntags: [{w[4]}, {w[5]}]\n"
+            f"date: 2026-0{1 + i % 9}-1{i % 10}\n---\n# {w[0].title()} {w[1]} note {i}\n\n{body}\n\n## Details\n\n"
+            f"More on {w[4]} {w[5]}.\n")
+
+
+_EDIT = "\nedited once more\n"
+"""The line appended to a note to change it (as ``echo x >> note.md``)."""
+
+
+def _write_notes(vault: Path, make, *, files: int | None = None, limit: int | None = None) -> list[Path]:
+    """Notes ``make(i, rng)`` written to ``vault``'s folders: ``files`` of them, or as many as ``limit`` bytes hold."""
+    rng = random.Random(7)
+    paths, total = [], 0
+    for i in range(files if files is not None else 10 ** 9):
+        text = make(i, rng).encode()
+        if limit is not None and total + len(text) > limit:
+            break
+        path = vault / _FOLDERS[i % len(_FOLDERS)] / f"note-{i:05d}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(text)
+        paths.append(path)
+        total += len(text)
+    return paths
+
+
+def _changed_within(paths: list[Path], *, files: int, limit: int) -> list[Path]:
+    """The first of ``paths`` whose sizes with :data:`_EDIT` appended stay within ``files`` files and ``limit`` bytes."""
+    chosen, total = [], 0
+    for path in paths[:files]:
+        total += path.stat().st_size + len(_EDIT)
+        if total > limit:
+            break
+        chosen.append(path)
+    return chosen
+
+
+def _edit(paths: list[Path]) -> None:
+    for path in paths:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(_EDIT)
+
+
+def _timed_sync(ix) -> tuple[float, float, object]:
+    """``ix.sync()``: (wall ms, CPU ms of this process, its report)."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    report = ix.sync()
+    return (time.perf_counter() - wall) * 1000, (time.process_time() - cpu) * 1000, report
+
+
+def _timed_hook(vault: Path, env: dict, work: Path) -> tuple[float, float, str]:
+    """One prompt hook process on ``vault``: (wall ms, CPU ms of the process, what its log gained)."""
+    before = hook_log(work)
+    ran = resource.getrusage(resource.RUSAGE_CHILDREN)
+    ms, _out = run_hook(vault, env)
+    done = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (done.ru_utime + done.ru_stime - ran.ru_utime - ran.ru_stime) * 1000
+    return ms, cpu, log_since(work, before)
+
+
+def _path_taken(log: str) -> str:
+    """Which path a hook took, from what its log gained: ``background`` (it started ``dreamdb sync``) or ``inline``."""
+    return "background" if "started `dreamdb sync` in the background" in log else "inline"
+
+
+def _bench_notes(kind: str, make, runs: int, scale: float, limits: dict) -> dict:
+    """One kind of note (see :func:`bench_hook_sync`): medians of ``runs``, each on a fresh vault."""
+    rows: dict[str, list] = {}
+    paths_taken: dict[str, set] = {}
+
+    def add(name: str, value: float) -> None:
+        rows.setdefault(name, []).append(value)
+
+    with tempfile.TemporaryDirectory(prefix="bench-hook-sync-") as tmp:
+        work = Path(tmp)
+        env = {**hook_env(work), "DREAMDB_HOOK_VERBOSE": "1"}
+        warm = work / "warm-up" / "_dream_context"  # (one untimed hook first: its bytecode compiled and cached)
+        _write_notes(warm, make, files=1)
+        run_hook(warm, env)
+        for i in range(runs):
+            for by in ("process", "hook"):
+                vault = work / f"{kind}-{by}-{i}" / "_dream_context"
+                if kind == "small":
+                    paths = _write_notes(vault, make, files=int(limits["build_files"] * scale))
+                else:
+                    paths = _write_notes(vault, make, limit=int(limits["build_bytes"] * scale))
+                built_bytes = sum(p.stat().st_size for p in paths)
+                changed = _changed_within(paths, files=int(limits["sync_files"] * scale),
+                                          limit=int(limits["sync_bytes"] * scale))
+                changed_bytes = sum(p.stat().st_size + len(_EDIT) for p in changed)
+                if by == "process":
+                    ix = dreamdb.open(vault, index_path=index_path(vault), auto_sync=False)
+                    try:
+                        for step, edited in (("new", None), ("changed", changed), ("all_changed", paths)):
+                            if edited is not None:
+                                _edit(edited)
+                            wall, cpu, report = _timed_sync(ix)
+                            assert report.added + report.changed == (len(paths) if edited is None else len(edited)), report
+                            add(f"{step}_wall_ms", wall)
+                            add(f"{step}_cpu_ms", cpu)
+                    finally:
+                        ix.close()
+                else:
+                    for step, edited in (("hook_build", None), ("hook_sync", changed), ("hook_no_change", [])):
+                        if edited:
+                            _edit(edited)
+                        wall, cpu, log = _timed_hook(vault, env, work)
+                        add(f"{step}_wall_ms", wall)
+                        add(f"{step}_cpu_ms", cpu)
+                        paths_taken.setdefault(step, set()).add(_path_taken(log))
+                shutil.rmtree(vault.parent)
+    out = {name: med(values) for name, values in rows.items()}
+    files, changed_files = len(paths), len(changed)
+    out.update(files=files, bytes=built_bytes, changed_files=changed_files, changed_bytes=changed_bytes,
+               paths={step: "/".join(sorted(taken)) for step, taken in paths_taken.items()},
+               new_cpu_ms_per_file=out["new_cpu_ms"] / files, all_changed_cpu_ms_per_file=out["all_changed_cpu_ms"] / files,
+               new_cpu_ms_per_kb=out["new_cpu_ms"] / built_bytes * 1000,
+               all_changed_cpu_ms_per_kb=out["all_changed_cpu_ms"] / (built_bytes + files * len(_EDIT)) * 1000)
+    return out
+
+
+def _changelog(entries: int, rng: random.Random) -> list[dict]:
+    """A CHANGELOG.json of ``entries`` entries of about 1.3 KB (the real vault's: 622 in 820 KB), newest first."""
+    from datetime import date, timedelta
+
+    out = []
+    for i in range(entries, 0, -1):
+        words = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(120, 200)))
+        out.append({"date": (date(2024, 1, 1) + timedelta(days=i)).isoformat(),
+                    "type": rng.choice(["feature", "fix", "decision"]),
+                    "scope": rng.choice(["sync", "hook", "recall"]), "summary": f"change {i}: {rng.choice(_WORDS)}",
+                    "description": words})
+    return out
+
+
+def _bench_changelog(runs: int, scale: float, real: Path | None) -> dict:
+    """The real vault's CHANGELOG.json (``real``; else a generated one of about 800 KB), its entries scaled: its first
+    sync, in process, beside the sync after one entry is added (what the hook counts by the file's growth) and after
+    every entry is changed."""
+    rows: dict[str, list] = {}
+    if real is not None:
+        found = json.loads(real.read_text(encoding="utf-8"))
+        found = found["entries"] if isinstance(found, dict) else found
+    with tempfile.TemporaryDirectory(prefix="bench-hook-changelog-") as tmp:
+        for i in range(runs):
+            vault = Path(tmp) / f"v{i}" / "_dream_context"
+            (vault / "core").mkdir(parents=True)
+            entries = ([dict(e) for e in found[:max(2, int(len(found) * scale))]] if real is not None else
+                       _changelog(max(2, int(600 * scale)), random.Random(7)))
+            log = vault / "core" / "CHANGELOG.json"
+            log.write_text(json.dumps(entries, indent=2), encoding="utf-8")
+            size = log.stat().st_size
+            ix = dreamdb.open(vault, index_path=index_path(vault), auto_sync=False)
+            try:
+                for step in ("new", "one_added", "all_changed"):
+                    if step == "one_added":
+                        entries.insert(0, dict(entries[0], summary="one more change", date="2099-01-01"))
+                    elif step == "all_changed":
+                        for entry in entries:
+                            entry["description"] += " (edited)"
+                    if step != "new":
+                        log.write_text(json.dumps(entries, indent=2), encoding="utf-8")
+                    wall, cpu, _report = _timed_sync(ix)
+                    rows.setdefault(f"{step}_wall_ms", []).append(wall)
+                    rows.setdefault(f"{step}_cpu_ms", []).append(cpu)
+            finally:
+                ix.close()
+            shutil.rmtree(vault.parent)
+    return {"entries": len(entries) - 1, "bytes": size, "runs": runs, "real": real is not None,
+            **{k: med(v) for k, v in rows.items()}}
+
+
+def bench_hook_sync(runs: int, scale: float, changelog: Path | None = None) -> dict:
+    """What the hook's limits on indexing before it answers cost at those limits (see the module's docstring), for small
+    notes and for notes of about 1 KB (:func:`_bench_notes`), and a changelog (:func:`_bench_changelog`: the real
+    vault's, ``changelog``, where it is there)."""
+    from dreamdb import hook as H
+
+    limits = {"build_files": H.INLINE_BUILD_FILES, "build_bytes": H.INLINE_BUILD_BYTES,
+              "sync_files": H.INLINE_SYNC_FILES, "sync_bytes": H.INLINE_SYNC_BYTES}
+    return {"runs": runs, "scale": scale, "limits": {**limits, "sync_read_bytes": H.INLINE_SYNC_READ_BYTES},
+            "small": _bench_notes("small", _small_note, runs, scale, limits),
+            "kb": _bench_notes("kb", _kb_note, runs, scale, limits),
+            "changelog": _bench_changelog(runs, scale, changelog)}
+
+
 def bench_vault(src: Path, work: Path, a, res: dict) -> None:
     """Steps 1–3 on a copy of ``src`` in ``work`` (their results put in ``res``)."""
     t0 = time.perf_counter()
@@ -380,6 +595,32 @@ def hybrid_skipped(a) -> str | None:
     return None
 
 
+def _hook_sync_rows(hs: dict) -> list[tuple[str, str, str]]:
+    """The rows of :func:`bench_hook_sync`'s figures."""
+    rows = []
+    for key, what in (("small", "small notes"), ("kb", "notes of ≈ 1 KB")):
+        f = hs[key]
+        rows.append((f"first sync of {f['files']:,} {what} ({f['bytes']:,} bytes), in process",
+                     f"{f['new_cpu_ms']:.0f} ms CPU ({f['new_wall_ms']:.0f} wall)",
+                     f"{f['new_cpu_ms_per_file']:.2f} ms a file, {f['new_cpu_ms_per_kb']:.2f} ms a KB"))
+        rows.append((f"sync of {f['changed_files']:,} of them changed ({f['changed_bytes']:,} bytes)",
+                     f"{f['changed_cpu_ms']:.0f} ms CPU ({f['changed_wall_ms']:.0f} wall)",
+                     f"all {f['files']:,} changed {f['all_changed_cpu_ms']:.0f} ms CPU: {f['all_changed_cpu_ms_per_file']:.2f}"
+                     f" ms a file, {f['all_changed_cpu_ms_per_kb']:.2f} ms a KB"))
+        rows.append(("prompt hook: building that index / syncing those changes",
+                     f"{f['hook_build_wall_ms']:.0f} / {f['hook_sync_wall_ms']:.0f} ms",
+                     f"CPU {f['hook_build_cpu_ms']:.0f} / {f['hook_sync_cpu_ms']:.0f} ms; nothing changed"
+                     f" {f['hook_no_change_wall_ms']:.0f} ms (paths: {f['paths'].get('hook_build')} /"
+                     f" {f['paths'].get('hook_sync')})"))
+    c = hs["changelog"]
+    whose = "the real vault's" if c["real"] else "a generated"
+    rows.append((f"{whose} CHANGELOG.json of {c['entries']:,} entries"
+                 f" ({c['bytes']:,} bytes): one entry added",
+                 f"{c['one_added_cpu_ms']:.0f} ms CPU ({c['one_added_wall_ms']:.0f} wall)",
+                 f"first sync {c['new_cpu_ms']:.0f} ms CPU, every entry changed {c['all_changed_cpu_ms']:.0f} ms CPU"))
+    return rows
+
+
 def render(res: dict) -> str:
     """Plain-text table: what / dreamdb / beside it."""
     m = res["machine"]
@@ -395,41 +636,47 @@ def render(res: dict) -> str:
         suffix, figure, beside = made(section)
         return label + suffix, figure, beside
 
-    rows.append(row(res["sync_check"], "sync --check, real vault", lambda sc: (
-        " (in process)", f"{sc['sync_check_ms']:.1f} ms",
-        f"PRAGMA quick_check {sc['quick_check_ms']:.1f} ms (Index.check() alone {sc['check_ms']:.1f} ms;"
-        f" index {sc['index_bytes'] / 1e6:.1f} MB, {sc['vectors']} vectors"
-        + ("" if sc["sound"] else "; NOT SOUND before the runs") + ")")))
-    rows.append(row(res["damaged_hook"], "prompt hook on a damaged index", lambda dh: (
-        " (rebuilds it)", f"{dh['damaged_hook_ms']:.0f} ms",
-        f"same hook, sound index {dh['sound_hook_ms']:.0f} ms (rebuilt in {dh['rebuilt_runs']} of {dh['runs']} runs)")))
-    for key, label in (("sessions_bm25", "BM25"), ("sessions_hybrid", "hybrid")):
-        s = res[key]
-        if "skipped" in s:
-            rows.append((f"{res['sessions']} prompt hooks at once, {label}", f"skipped: {s['skipped']}", ""))
-            continue
-        notes = []
-        if s["fell_back_to_bm25"]:
-            notes.append(f"{s['fell_back_to_bm25']} fell back to BM25")
-        if s["lock_waits"]:
-            notes.append(f"{s['lock_waits']} waited for the lock")
-        if s["printed"] < s["hooks"]:
-            notes.append(f"{s['hooks'] - s['printed']} of {s['hooks']} printed nothing")
-        if "embed_refresh_s" in s:
-            notes.append(f"embed refresh before: {s['embed_refresh_s']:.0f} s, untimed")
-        rows.append((f"{s['sessions']} prompt hooks at once, {label}, per process",
-                     f"{s['per_process_median_ms']:.0f} ms median, {s['per_process_max_ms']:.0f} max",
-                     f"one hook alone {s['alone_ms']:.0f} ms (batch {s['batch_ms']:.0f} ms"
-                     + "".join(f"; {n}" for n in notes) + ")"))
-    sn = res["same_names"]
-    rows.append((f"first sync of {sn['notes']:,} notes named README.md (one a folder)", f"{sn['same_names_ms']:.0f} ms",
-                 f"{sn['notes']:,} notes of distinct names {sn['distinct_names_ms']:.0f} ms"))
-    mv = res["moved_folder"]
-    rows.append((f"sync after renaming a folder of {mv['notes']:,} notes", f"{mv['moved_ms']:.0f} ms",
-                 f"first sync of those notes {mv['first_sync_ms']:.0f} ms"))
-    im = res["import_dataclasses"]
-    rows.append(("import dataclasses, fresh interpreter", f"+{im['cost_ms']:.1f} ms ({im['import_dataclasses_ms']:.1f} ms)",
-                 f"python -c pass {im['python_pass_ms']:.1f} ms"))
+    if "sync_check" in res:  # (--only leaves figures out)
+        rows.append(row(res["sync_check"], "sync --check, real vault", lambda sc: (
+            " (in process)", f"{sc['sync_check_ms']:.1f} ms",
+            f"PRAGMA quick_check {sc['quick_check_ms']:.1f} ms (Index.check() alone {sc['check_ms']:.1f} ms;"
+            f" index {sc['index_bytes'] / 1e6:.1f} MB, {sc['vectors']} vectors"
+            + ("" if sc["sound"] else "; NOT SOUND before the runs") + ")")))
+        rows.append(row(res["damaged_hook"], "prompt hook on a damaged index", lambda dh: (
+            " (rebuilds it)", f"{dh['damaged_hook_ms']:.0f} ms",
+            f"same hook, sound index {dh['sound_hook_ms']:.0f} ms (rebuilt in {dh['rebuilt_runs']} of {dh['runs']} runs)")))
+        for key, label in (("sessions_bm25", "BM25"), ("sessions_hybrid", "hybrid")):
+            s = res[key]
+            if "skipped" in s:
+                rows.append((f"{res['sessions']} prompt hooks at once, {label}", f"skipped: {s['skipped']}", ""))
+                continue
+            notes = []
+            if s["fell_back_to_bm25"]:
+                notes.append(f"{s['fell_back_to_bm25']} fell back to BM25")
+            if s["lock_waits"]:
+                notes.append(f"{s['lock_waits']} waited for the lock")
+            if s["printed"] < s["hooks"]:
+                notes.append(f"{s['hooks'] - s['printed']} of {s['hooks']} printed nothing")
+            if "embed_refresh_s" in s:
+                notes.append(f"embed refresh before: {s['embed_refresh_s']:.0f} s, untimed")
+            rows.append((f"{s['sessions']} prompt hooks at once, {label}, per process",
+                         f"{s['per_process_median_ms']:.0f} ms median, {s['per_process_max_ms']:.0f} max",
+                         f"one hook alone {s['alone_ms']:.0f} ms (batch {s['batch_ms']:.0f} ms"
+                         + "".join(f"; {n}" for n in notes) + ")"))
+    if "same_names" in res:
+        sn = res["same_names"]
+        rows.append((f"first sync of {sn['notes']:,} notes named README.md (one a folder)", f"{sn['same_names_ms']:.0f} ms",
+                     f"{sn['notes']:,} notes of distinct names {sn['distinct_names_ms']:.0f} ms"))
+    if "moved_folder" in res:
+        mv = res["moved_folder"]
+        rows.append((f"sync after renaming a folder of {mv['notes']:,} notes", f"{mv['moved_ms']:.0f} ms",
+                     f"first sync of those notes {mv['first_sync_ms']:.0f} ms"))
+    if "import_dataclasses" in res:
+        im = res["import_dataclasses"]
+        rows.append(("import dataclasses, fresh interpreter", f"+{im['cost_ms']:.1f} ms ({im['import_dataclasses_ms']:.1f} ms)",
+                     f"python -c pass {im['python_pass_ms']:.1f} ms"))
+    if "hook_sync" in res:
+        rows.extend(_hook_sync_rows(res["hook_sync"]))
     w0 = max(len(r[0]) for r in rows)
     w1 = max(len(r[1]) for r in rows if not r[1].startswith("skipped"))
     for r in rows:
@@ -437,6 +684,10 @@ def render(res: dict) -> str:
         if r is rows[0]:
             L.append(f"{'-' * w0}  {'-' * w1}  {'-' * 9}")
     return "\n".join(L) + "\n"
+
+
+FIGURES = ("real-vault", "same-names", "moved", "imports", "hook-sync")
+"""The figures ``--only`` names: the real vault's (``sync --check``, the damaged index, the sessions), the rest."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -456,11 +707,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workdir", type=Path, default=None,
                     help="keep the vault copy and its index here, reused by later runs (its vectors too); default: a"
                          " temporary folder, removed")
+    ap.add_argument("--hook-sync-scale", type=float, default=None,
+                    help="the hook-sync figure's vaults at this part of the hook's limits (default 1; 0.1 with --quick)")
+    ap.add_argument("--only", action="append", choices=FIGURES, metavar="FIGURE",
+                    help=f"time only this figure (repeatable; one of: {', '.join(FIGURES)})")
     ap.add_argument("--json", action="store_true", help="print JSON")
     a = ap.parse_args(argv)
     for name in ("runs", "sessions", "import_runs", "same_names", "moved"):
         if getattr(a, name) is not None and getattr(a, name) < 1:
             ap.error(f"--{name.replace('_', '-')} must be at least 1 (got {getattr(a, name)})")
+    if a.hook_sync_scale is not None and not 0 < a.hook_sync_scale <= 1:
+        ap.error(f"--hook-sync-scale must be above 0 and at most 1 (got {a.hook_sync_scale})")
+    a.hook_sync_scale = a.hook_sync_scale or (0.1 if a.quick else 1.0)
+    only = set(a.only or FIGURES)
     a.runs = a.runs or (3 if a.quick else 5)
     a.sessions = a.sessions or (4 if a.quick else 20)
     a.import_runs = a.import_runs or (10 if a.quick else 20)
@@ -477,11 +736,11 @@ def main(argv: list[str] | None = None) -> int:
     res = {"machine": suite.machine_info(), "load_average": os.getloadavg()[0], "processes": processes_note(),
            "runs": a.runs, "sessions": a.sessions,
            "import_runs": a.import_runs, "vault": str(src)}
-    if not src.is_dir():
+    if "real-vault" in only and not src.is_dir():
         why = f"no vault at {src} (../shared exists only on dreamdb machines; set DREAMDB_EVAL_DATA or --data)"
         for key in ("sync_check", "damaged_hook", "sessions_bm25", "sessions_hybrid"):
             res[key] = {"skipped": why}
-    else:
+    elif "real-vault" in only:
         work = a.workdir.resolve() if a.workdir else Path(tempfile.mkdtemp(prefix="bench-ops-"))
         res["workdir"] = str(work)
         try:
@@ -489,12 +748,19 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             if not a.workdir:
                 shutil.rmtree(work, ignore_errors=True)
-    print(f"timing the first sync of {a.same_names} same-named notes …", file=sys.stderr)
-    res["same_names"] = bench_same_names(a.same_names, a.runs)
-    print(f"timing the sync after renaming a folder of {a.moved} notes …", file=sys.stderr)
-    res["moved_folder"] = bench_moved_folder(a.moved, a.runs)
-    print("timing import dataclasses …", file=sys.stderr)
-    res["import_dataclasses"] = bench_imports(a.import_runs)
+    if "same-names" in only:
+        print(f"timing the first sync of {a.same_names} same-named notes …", file=sys.stderr)
+        res["same_names"] = bench_same_names(a.same_names, a.runs)
+    if "moved" in only:
+        print(f"timing the sync after renaming a folder of {a.moved} notes …", file=sys.stderr)
+        res["moved_folder"] = bench_moved_folder(a.moved, a.runs)
+    if "imports" in only:
+        print("timing import dataclasses …", file=sys.stderr)
+        res["import_dataclasses"] = bench_imports(a.import_runs)
+    if "hook-sync" in only:
+        print("timing the prompt hook's inline sync and build at its limits …", file=sys.stderr)
+        real = src / "core" / "CHANGELOG.json"
+        res["hook_sync"] = bench_hook_sync(a.runs, a.hook_sync_scale, real if real.is_file() else None)
     print(json.dumps(res, indent=2) if a.json else render(res), end="\n" if a.json else "")
     return 0
 

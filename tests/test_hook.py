@@ -1046,8 +1046,8 @@ def test_large_changes_to_a_built_index_are_indexed_in_the_background(tmp_path):
     p = hook(payload("where did the kestrel service move", vault.parent), env)
     assert p.returncode == 0 and p.stdout.decode().splitlines()[:1] == [HEADER], (p.stdout, log.read_text())
     assert "knowledge/kestrel" in p.stdout.decode()
-    assert "bytes of new or changed files to index, over the 8,000,000 the hook indexes itself: started `dreamdb sync`" \
-        " in the background" in log.read_text() and "recalled from the index as it is" in log.read_text()
+    assert f"bytes of new or changed files to index, over the {INLINE_SYNC_BYTES:,} the hook indexes itself: started" \
+        " `dreamdb sync` in the background" in log.read_text() and "recalled from the index as it is" in log.read_text()
     assert _wait_built(vault / ".dreamdb" / "index.db", n=8)
     p = hook(payload("which pipeline wrote the osprey log", vault.parent), env)
     assert p.returncode == 0 and "knowledge/big-log" in p.stdout.decode(), (p.stdout, log.read_text())
@@ -1100,6 +1100,164 @@ def test_many_small_new_notes_are_indexed_in_the_background_and_a_vault_of_many_
     assert f"the index must be built ({INLINE_BUILD_FILES + 1:,} files to index, over the {INLINE_BUILD_FILES:,} the" \
            " hook builds itself): started `dreamdb sync` in the background" in log.read_text(), log.read_text()
     assert _wait_built(other / ".dreamdb" / "index.db", n=INLINE_BUILD_FILES + 1)
+
+
+def _wait_synced(vault: Path, seconds=90) -> bool:
+    """Wait until the background sync has left nothing to index and ended (its child no longer holds the build log)."""
+    import fcntl
+
+    import dreamdb
+    from dreamdb.store.sync import files_to_index
+
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        with dreamdb.open(vault, auto_sync=False) as ix:
+            done = files_to_index(ix.conn, vault) is None
+        if done:
+            fd = os.open(vault / ".dreamdb" / "index.db.build.log", os.O_RDONLY)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                return True
+            except BlockingIOError:
+                pass
+            finally:
+                os.close(fd)
+        time.sleep(0.05)
+    return False
+
+
+def _append(paths, text: str) -> None:
+    for path in paths:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(text)
+
+
+def test_changed_notes_past_the_hooks_limits_are_synced_in_the_background(tmp_path):
+    """QA round 154-C F1: the hook synced changed notes itself up to 5,000 files and 8 MB, where it builds an index
+    itself up to 2,000 files and 1 MB, while a changed note costs about twice a new one: 3,000 changed notes of 1 KB
+    held a prompt 14 s, 4,991 changed small notes 8 s. It now syncs itself changes of half a build's files and bytes
+    (the same budget, INLINE_SYNC_*): INLINE_BUILD_FILES // 2 changed notes are synced by the prompt, one more is left
+    to a background `dreamdb sync`; and so are changed notes holding more than INLINE_BUILD_BYTES // 2, however few."""
+    from dreamdb.hook import INLINE_BUILD_BYTES, INLINE_BUILD_FILES, INLINE_SYNC_BYTES, INLINE_SYNC_FILES
+
+    half = INLINE_BUILD_FILES // 2
+    vault = filled_vault(tmp_path, {"knowledge/kestrel.md": "---\nname: Kestrel service\n---\nThe kestrel service"
+                                                            " moved to the north datacentre; kestrel kestrel.\n"})
+    many = [write_doc(vault, f"knowledge/many/n{i}.md", f"---\ntitle: n {i}\n---\nsmallnote{i}\n") for i in range(half)]
+    import dreamdb
+
+    with dreamdb.open(vault) as ix:
+        assert ix.sync().added == half + 13
+    log = tmp_path / "h.log"
+    env = {"DREAMDB_HOOK_LOG": str(log), "DREAMDB_HOOK_VERBOSE": "1"}
+    # half a build's files changed: synced by the prompt, which finds what one of them gained
+    _append(many, "\nedited\n")
+    _append(many[7:8], "The osprey nests on the mast; osprey osprey.\n")
+    p = hook(payload("where does the osprey nest", vault.parent), env)
+    assert p.returncode == 0 and "[knowledge/n7]" in p.stdout.decode(), (p.stdout, log.read_text())
+    assert "in the background" not in log.read_text(), log.read_text()
+    # one more: left to a background sync, the prompt answered from the index as it is
+    _append([*many, vault / "knowledge" / "kestrel.md"], "\nedited again\n")
+    p = hook(payload("where did the kestrel service move", vault.parent), env)
+    assert p.returncode == 0 and "knowledge/kestrel" in p.stdout.decode(), (p.stdout, log.read_text())
+    assert f"{half + 1:,} files new, changed or removed to index, over the {INLINE_SYNC_FILES:,} the hook indexes" \
+           " itself: started `dreamdb sync` in the background" in log.read_text(), log.read_text()
+    assert "recalled from the index as it is" in log.read_text()
+    assert _wait_synced(vault)
+    # fewer notes, of 2 KB each, whose changes hold more than half a build's bytes: left to a background sync too
+    words = " ".join(f"word{j}" for j in range(300))
+    larger = [write_doc(vault, f"knowledge/larger/l{i}.md", f"---\ntitle: l {i}\n---\n{words[:1950]}\n")
+              for i in range(INLINE_BUILD_BYTES // 2 // 1950 + 1)]
+    with dreamdb.open(vault) as ix:
+        assert ix.sync().added == len(larger) < half
+    _append(larger, "\nedited\n")
+    changed = sum(path.stat().st_size for path in larger)
+    assert changed > INLINE_BUILD_BYTES // 2
+    log.write_text("")
+    p = hook(payload("where did the kestrel service move", vault.parent), env)
+    assert p.returncode == 0 and "knowledge/kestrel" in p.stdout.decode(), (p.stdout, log.read_text())
+    assert f"{changed:,} bytes of new or changed files to index, over the {INLINE_SYNC_BYTES:,} the hook indexes" \
+           " itself: started `dreamdb sync` in the background" in log.read_text(), log.read_text()
+    assert _wait_synced(vault)
+
+
+def test_a_vault_past_the_limit_on_changes_but_within_a_builds_is_built_by_the_prompt(tmp_path):
+    """QA round 154-C F1's limits on changes (INLINE_SYNC_*) are half those of a build: a vault with no index yet of
+    more files than the first, within the second, is built by the prompt itself, as before (found by the benchmark of
+    the fix, `scripts/bench_ops.py --only hook-sync`: its new files were counted as changes, and the build left to
+    the background)."""
+    from dreamdb.hook import INLINE_BUILD_FILES
+
+    vault = filled_vault(tmp_path, {"knowledge/kestrel.md": "---\nname: Kestrel service\n---\nThe kestrel service"
+                                                            " moved to the north datacentre; kestrel kestrel.\n"})
+    for i in range(INLINE_BUILD_FILES // 2 + 1):
+        write_doc(vault, f"knowledge/many/n{i}.md", f"---\ntitle: n {i}\n---\nsmallnote{i}\n")
+    log = tmp_path / "h.log"
+    p = hook(payload("where did the kestrel service move", vault.parent), {"DREAMDB_HOOK_LOG": str(log),
+                                                                          "DREAMDB_HOOK_VERBOSE": "1"})
+    assert p.returncode == 0 and "knowledge/kestrel" in p.stdout.decode(), (p.stdout, log.read_text())
+    assert "in the background" not in log.read_text(), log.read_text()
+
+
+def _changelog_entries(n: int, start: int = 0) -> list[dict]:
+    return [{"id": f"E{i:06d}", "type": "note", "date": "2026-01-01",
+             "description": f"release note {i}: the kestrel{i} service moved " + "lorem ipsum " * 80}
+            for i in range(start, start + n)]
+
+
+def test_an_entry_added_to_a_changelog_larger_than_the_hooks_limit_is_synced_by_the_prompt(tmp_path, monkeypatch):
+    """QA round 154-C F1's limits: a changed CHANGELOG.json (or memory file) is counted by what it grew, since its
+    unchanged entries keep their rows (the real vault's 820 KB with an entry added: ≈ 0.06 s of CPU). One larger than
+    INLINE_SYNC_BYTES gaining an entry is synced by the prompt, which finds the entry; grown by more, it is left to
+    a background sync; and one larger than INLINE_SYNC_READ_BYTES, read whole by a sync, is left there however little
+    it grew."""
+    from dreamdb import hook as H
+    from dreamdb.store.sync import files_to_index
+
+    vault = tmp_path / "big" / "_dream_context"
+    (vault / "core").mkdir(parents=True)
+    changelog = vault / "core" / "CHANGELOG.json"
+    entries = _changelog_entries(700)
+    changelog.write_text(json.dumps(entries, indent=2))
+    write_doc(vault, "core/2.memory.md", "## First\n\nThe first section.\n")
+    assert changelog.stat().st_size > H.INLINE_BUILD_BYTES // 2
+    import dreamdb
+
+    with dreamdb.open(vault) as ix:
+        ix.sync()
+        before = changelog.stat().st_size
+        entries.append({"id": "E999999", "type": "note", "date": "2026-02-02",
+                        "description": "the zephyrine rollout went to every region"})
+        changelog.write_text(json.dumps(entries, indent=2))
+        _append([vault / "core" / "2.memory.md"], "\n## Second\n\nThe second section.\n")
+        grown = changelog.stat().st_size - before + len("\n## Second\n\nThe second section.\n")
+        assert files_to_index(ix.conn, vault) == (2, grown, changelog.stat().st_size + (vault / "core" /
+                                                                                           "2.memory.md").stat().st_size)
+    log = tmp_path / "h.log"
+    env = {"DREAMDB_HOOK_LOG": str(log), "DREAMDB_HOOK_VERBOSE": "1"}
+    p = hook(payload("how did the zephyrine rollout go", vault.parent), env)
+    assert p.returncode == 0 and "zephyrine" in p.stdout.decode(), (p.stdout, log.read_text())
+    assert "in the background" not in log.read_text(), log.read_text()
+    # grown by more than INLINE_SYNC_BYTES: a background sync
+    entries += _changelog_entries(H.INLINE_SYNC_BYTES // 1000, start=700)
+    changelog.write_text(json.dumps(entries, indent=2))
+    p = hook(payload("where did the kestrel42 service move", vault.parent), env)
+    assert p.returncode == 0 and "kestrel42" in p.stdout.decode(), (p.stdout, log.read_text())
+    assert f"bytes of new or changed files to index, over the {H.INLINE_SYNC_BYTES:,} the hook indexes itself: started" \
+           " `dreamdb sync` in the background" in log.read_text(), log.read_text()
+    assert _wait_synced(vault)
+    # read whole past INLINE_SYNC_READ_BYTES (lowered here: a changelog of 8 MB takes a test seconds to build)
+    monkeypatch.setattr(H, "INLINE_SYNC_READ_BYTES", changelog.stat().st_size // 2)
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(log))
+    monkeypatch.setenv("DREAMDB_HOOK_VERBOSE", "1")
+    entries.append({"id": "E999998", "type": "note", "date": "2026-02-03", "description": "the harrier rollout"})
+    changelog.write_text(json.dumps(entries, indent=2))
+    log.write_text("")
+    H._recall_block("how did the zephyrine rollout go", str(vault.parent))
+    assert f"{changelog.stat().st_size:,} bytes of new or changed files to read, over the" \
+           f" {H.INLINE_SYNC_READ_BYTES:,} the hook reads itself: started `dreamdb sync` in the background" \
+           in log.read_text(), log.read_text()
+    assert _wait_synced(vault)
 
 
 def test_an_index_found_damaged_when_opened_in_a_large_vault_is_said_in_the_log(tmp_path):

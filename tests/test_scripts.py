@@ -68,6 +68,13 @@ def test_bench_ops_smoke():
     assert sn["notes"] == 300 and sn["runs"] == 1 and sn["same_names_ms"] > 0 and sn["distinct_names_ms"] > 0
     mv = res["moved_folder"]  # (nor this one)
     assert mv["notes"] == 300 and mv["runs"] == 1 and mv["moved_ms"] > 0 and mv["first_sync_ms"] > 0, mv
+    hs = res["hook_sync"]  # (nor this one: generated vaults at a tenth of the hook's limits with --quick)
+    assert hs["scale"] == 0.1 and hs["limits"]["sync_files"] * 2 <= hs["limits"]["build_files"], hs
+    for kind in ("small", "kb"):
+        f = hs[kind]
+        assert f["files"] > f["changed_files"] > 0 and f["new_cpu_ms"] > 0 and f["all_changed_cpu_ms"] > 0, f
+        assert f["paths"] == {"hook_build": "inline", "hook_sync": "inline", "hook_no_change": "inline"}, f
+    assert hs["changelog"]["one_added_cpu_ms"] > 0 and hs["changelog"]["real"] == ("skipped" not in res["sync_check"])
     if "skipped" in res["sync_check"]:  # no ../shared: every real-vault figure says why (QA round 88 A2)
         for key in ("sync_check", "damaged_hook", "sessions_bm25", "sessions_hybrid"):
             assert "no vault at" in res[key]["skipped"], key

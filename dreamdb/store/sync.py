@@ -209,15 +209,30 @@ def _fast_unchanged(conn, vault: Path, include_archives: bool) -> int | None:
     return len(files)
 
 
-def files_to_index(conn, vault: Path, *, include_archives: bool = False) -> tuple[int, int] | None:
-    """``(files, bytes)`` of the next sync's work: the files new or changed (by their stat) since the last sync, and
-    those removed (QA round 109-A F9: 30,000 notes moved out took a prompt 5.6 s), and the new or changed ones' size
-    in bytes; ``None`` when the no-change fast path finds nothing changed, none removed either, so that no sync is
-    needed (stat only, no lock, nothing written)."""
+MANY_DOCUMENT_KINDS = ("changelog", "memory")
+"""The kinds of file holding many documents (``core/CHANGELOG.json``'s entries, ``core/2.memory.md``'s sections), whose
+unchanged documents keep their rows when the file changes (:func:`_replace_file`): one entry added to the real vault's
+824 KB CHANGELOG.json re-indexes that entry, 78 ms of CPU where its first sync takes 0.58 s (``scripts/bench_ops.py
+--only hook-sync``)."""
+
+
+def files_to_index(conn, vault: Path, *, include_archives: bool = False) -> tuple[int, int, int] | None:
+    """``(files, new bytes, bytes read)`` of the next sync's work: the files new or changed (by their stat) since the
+    last sync, and those removed (QA round 109-A F9: 30,000 notes moved out took a prompt 5.6 s); the bytes of text the
+    sync analyses anew, each new or changed file's size but for a changed file of :data:`MANY_DOCUMENT_KINDS`, counted
+    by what it grew since the last sync (its entries appended: the others keep their rows); and the new or changed
+    files' whole size, which the sync reads. ``None`` when the no-change fast path finds nothing changed, none removed
+    either, so that no sync is needed (stat only, no lock, nothing written)."""
     if _fast_unchanged(conn, vault, include_archives) is not None:
         return None
-    candidates, removed, _ = _plan(walk_sources(vault, include_archives=include_archives), _stored_state(conn), vault)
-    return len(candidates) + len(removed), sum(src.size for src in candidates)
+    stored = _stored_state(conn)
+    candidates, removed, _ = _plan(walk_sources(vault, include_archives=include_archives), stored, vault)
+    new = 0
+    for src in candidates:
+        old = stored.get(src.rel_path)
+        kept = old is not None and src.kind in MANY_DOCUMENT_KINDS and old[2] != UNREADABLE
+        new += max(0, src.size - old[1]) if kept else src.size
+    return len(candidates) + len(removed), new, sum(src.size for src in candidates)
 
 
 def needs_sync(conn, vault: Path, *, include_archives: bool = False) -> bool:
