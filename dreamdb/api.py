@@ -641,6 +641,8 @@ def _serialized(method: _Method) -> _Method:
                 raise
             finally:
                 self._calls -= 1
+                if outer:  # (a rebuild's lock, held while its sync filled the new index, at the latest here)
+                    self._release_rebuild_lock()
                 if self._conn is not None and self._conn.total_changes != self._seen_changes:
                     self._note_own_writes()
 
@@ -778,6 +780,7 @@ class Index:
         self._in_callback = False  # a caller's progress/wait callback runs (see _own_callback)
         self._calls = 0  # the methods under way (_serialized: 1 in a call of the caller's, more in its own calls)
         self._rebuild_waited = False  # this call waited for another process's rebuild of a damaged index (_rebuild_lock)
+        self._rebuild_held = None  # the rebuild lock this Index holds while it fills the index it rebuilt (_rebuild)
         self._memory = None
         self._filters_cache: dict = {}
         self._embedder = None
@@ -861,6 +864,8 @@ class Index:
         """
         if self._conn is None:
             self._conn = self._open()
+            if not self._calls:  # (an index rebuilt at its open outside any call of this Index: none of them fills it,
+                self._release_rebuild_lock()  # nor lets go of the lock; _rebuild_lock)
         return self._conn
 
     def _in_cache_dir(self) -> bool:
@@ -1628,15 +1633,23 @@ class Index:
         self._drop_connection(quiet=True)
         self._memory = None  # its caches describe the old file
         self._check_index_file()
-        with self._rebuild_lock():
+        self._rebuild_lock()
+        try:
             return self._replace_index(reason, found_in)
+        except BaseException:
+            self._release_rebuild_lock()
+            raise
 
-    @contextmanager
-    def _rebuild_lock(self):
-        """Hold ``<index>.rebuild.lock`` (a ``filelock`` beside the index) while this process deletes and rebuilds the
-        index: another process that found the same file damaged waits, then finds the new file and opens it
-        (:meth:`_replace_index`; QA round 92 F1: two rebuilders checked the file before either deleted it). Where the
-        lock file cannot be made (a read-only folder: no rebuild there either), none is held.
+    def _rebuild_lock(self) -> None:
+        """Take ``<index>.rebuild.lock`` (a ``filelock`` beside the index), held from the moment this process deletes
+        the damaged index until the sync that follows has filled the new one (:meth:`_release_rebuild_lock`: at the end
+        of that sync, in :meth:`_guarded` or :meth:`sync`; at the latest at the end of the Index call that rebuilt it,
+        or, rebuilt where :attr:`conn` opened it outside any call, at once). Another process that found the same file damaged waits, then finds the new file and opens it
+        (:meth:`_replace_index`; QA round 92 F1: two rebuilders checked the file before either deleted it); the prompt
+        hook, finding an index to build, looks at it too: the new index is empty until that sync takes its write lock,
+        after its walk of the vault (QA round 154-C F2: a prompt in between started a background sync of its own,
+        logging that the index must be built). Where the lock file cannot be made (a read-only folder: no rebuild there
+        either), none is held. One this Index holds already (a second rebuild while it fills the first) is kept.
 
         A call waits for it once: met again in the same call (the read's sync met the damage, then the read, or a
         snippet), it is only tried (QA round 152-C F2: a recall waited twice the lock timeout).
@@ -1648,6 +1661,8 @@ class Index:
 
         from dreamdb.errors import RebuildElsewhere
 
+        if self._rebuild_held is not None:
+            return
         # (0600 whatever the umask, as the index: QA round 151-D F1)
         lock = config.private_file_lock(f"{self.index_path}.rebuild.lock",
                                         timeout=0 if self._rebuild_waited else self.lock_timeout_ms / 1000)
@@ -1658,11 +1673,14 @@ class Index:
             raise RebuildElsewhere(f"Another process has been rebuilding the index at {self.index_path} for more than"
                                    f" {self.lock_timeout_ms / 1000:g} s.", hint="Retry once it is done.") from exc
         except OSError:
-            lock = None
-        try:
-            yield
-        finally:
-            if lock is not None:
+            return
+        self._rebuild_held = lock
+
+    def _release_rebuild_lock(self) -> None:
+        """Let go of the rebuild lock this Index holds (:meth:`_rebuild_lock`), if it holds it."""
+        lock, self._rebuild_held = self._rebuild_held, None
+        if lock is not None:
+            with suppress(OSError):
                 lock.release()
 
     def _replace_index(self, reason, found_in):
@@ -1900,11 +1918,14 @@ class Index:
                 raise IndexUnavailable(f"Index error: {exc}", hint="Delete the index file to rebuild it: " + str(self.index_path)) from exc
             self._conn = self._rebuild(exc if damage is None else f"{exc}; PRAGMA quick_check: {damage}",
                                        found_in=self._opened_file)
-            found, self.warnings = self.warnings, []
-            if on_rebuild is not None:
-                return on_rebuild(found)
-            self.notes.extend(found)
-            self.notes.extend(sync(self._conn, self.vault, include_archives=self.include_archives).warnings)
+            try:  # (the rebuild lock held until the new index is filled: _rebuild_lock)
+                found, self.warnings = self.warnings, []
+                if on_rebuild is not None:
+                    return on_rebuild(found)
+                self.notes.extend(found)
+                self.notes.extend(sync(self._conn, self.vault, include_archives=self.include_archives).warnings)
+            finally:
+                self._release_rebuild_lock()
             return fn()
 
     def _refuse_pending_schema(self, exc: Exception) -> None:
@@ -1959,6 +1980,7 @@ class Index:
     @_serialized
     def close(self) -> None:
         """Close the connection (the object can be used again; it reopens)."""
+        self._release_rebuild_lock()
         self._drop_connection()
 
     def _drop_connection(self, *, quiet: bool = False) -> None:
@@ -2124,6 +2146,8 @@ class Index:
                                                                outcome=None if removed else LEFT_TO_OTHER)
                                        ) from exc.__cause__
             raise
+        finally:
+            self._release_rebuild_lock()  # (an index rebuilt at its open, by the check or on request: filled now)
         self._fold_wal(report)
         # (the whole call: the check and a rebuild too; QA round 90-B F1: a --check of 0.36 s reported 0.58 ms)
         report.elapsed_ms = (perf_counter() - started) * 1000

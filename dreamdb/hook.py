@@ -1149,10 +1149,11 @@ def _previous_build(build_log: Path) -> tuple[str, list[str], float]:
 
 def _built_elsewhere(index, vault: Path) -> bool:
     """Whether the index is to be built by another process rather than this prompt: its whole index is due
-    (:func:`dreamdb.store.sync.whole_index_due`) and either a writer holds it or a background build runs (nothing
-    to answer from yet), or one failed less than :data:`BUILD_RETRY_SECONDS` ago (its output logged once), or the
-    vault holds more than :data:`INLINE_BUILD_BYTES` or :data:`INLINE_BUILD_FILES` to index, in which case a detached
-    ``dreamdb sync`` is started for it (it outlives the hook, even one its caller stops; its output goes to :func:`_build_log`). Logged."""
+    (:func:`dreamdb.store.sync.whole_index_due`) and either a writer holds it, another process rebuilds it after
+    damage (:func:`_rebuilt_elsewhere`) or a background build runs (nothing to answer from yet), or one failed less
+    than :data:`BUILD_RETRY_SECONDS` ago (its output logged once), or the vault holds more than
+    :data:`INLINE_BUILD_BYTES` or :data:`INLINE_BUILD_FILES` to index, in which case a detached ``dreamdb sync`` is
+    started for it (it outlives the hook, even one its caller stops; its output goes to :func:`_build_log`). Logged."""
     from dreamdb.store import connect as db
     from dreamdb.store.sync import INDEX_FORMAT, formats_written, stored_index_format, whole_index_due
     from dreamdb.vault.discover import walk_sources
@@ -1163,6 +1164,10 @@ def _built_elsewhere(index, vault: Path) -> bool:
 
     if not due():
         return False
+    if _rebuilt_elsewhere(index):  # (a damaged index another process rebuilds: empty until that process's sync takes
+        # the write lock, after its walk of the vault; QA round 154-C F2, a prompt between started a sync of its own)
+        _why(f"{vault}: the index is being built by another process; nothing printed until it is done")
+        return True
     conn = index.conn
     try:  # another process's build is waited for up to LOCK_WAIT_MS, as the README says (QA round 69 E-M2: not at all)
         # (in slices, Ctrl-C seen within 0.1 s: QA round 145-J F1; the busy timeout LOCK_WAIT_MS after it, as before)
@@ -1198,6 +1203,29 @@ def _built_elsewhere(index, vault: Path) -> bool:
     _log(f"{vault}: the index must be {_why_built(stored)} ({over} the hook builds itself): started `dreamdb sync` in"
          f" the background (pid {pid}; its output: {build_log}); nothing printed for this prompt")
     return True
+
+
+def _rebuilt_elsewhere(index) -> bool:
+    """Whether another process holds the index's rebuild lock (``<index>.rebuild.lock``) for :data:`LOCK_WAIT_MS`: it
+    found the index damaged and rebuilds it, holding the lock from the moment it deletes the file until its sync has
+    filled the new one (:meth:`dreamdb.api.Index._rebuild_lock`). Not this Index's own; not made where it is not there
+    (nobody holds it) or cannot be made."""
+    path = f"{index.index_path}.rebuild.lock"
+    if index._rebuild_held is not None or not os.path.exists(path):
+        return False
+    from filelock import Timeout  # (here only: filelock imports logging, and with it traceback, QA round 150-P F2)
+
+    from dreamdb import config
+
+    lock = config.private_file_lock(path, timeout=LOCK_WAIT_MS / 1000)
+    try:
+        lock.acquire()
+    except Timeout:
+        return True
+    except OSError:
+        return False
+    lock.release()
+    return False
 
 
 def _why_built(stored: tuple[str, bool] | None) -> str:

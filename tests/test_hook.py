@@ -2649,6 +2649,69 @@ def test_a_damaged_index_another_process_rebuilds_is_waited_for_once_by_the_hook
     assert "as it is" not in (log.read_text() if log.exists() else ""), log.read_text()
 
 
+def test_a_prompt_while_another_process_fills_the_index_it_rebuilt_after_damage_waits_for_it(tmp_path):
+    """QA round 154-C F2: a prompt during another prompt's rebuild of a damaged index (a large vault) started a
+    background sync of its own, logging that the index must be built: the rebuilding process had replaced the file by
+    an empty index and let go of the rebuild lock, and its sync takes the write lock only after its walk of the vault.
+    The rebuilding process now holds ``index.db.rebuild.lock`` until its sync has filled the new index, and the hook
+    finding an index to build looks at that lock too: "the index is being built by another process", nothing started.
+    The rebuilding process (a recall meeting the damage) is stopped where the window was, after the new file and
+    before its sync's write lock."""
+    import fcntl
+
+    import dreamdb
+    from tests.conftest import ROOT
+
+    vault = _large_vault(tmp_path / "big")
+    index_file = vault / ".dreamdb" / "index.db"
+    with dreamdb.open(vault) as ix:
+        ix.sync()
+        ix.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        page = ix.conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'corpus_stats'").fetchone()[0]
+        size = ix.conn.execute("PRAGMA page_size").fetchone()[0]
+    with open(index_file, "r+b") as f:  # (met by every read: a recall's, in its damage guard)
+        f.seek((page - 1) * size)
+        f.write(b"\xff" * size)
+    code = ("import sys\nimport dreamdb\nimport dreamdb.store.sync as S\nwalk = S.walk_sources\n"
+            "def paused(*a, **k):\n    print('filling', flush=True)\n    sys.stdin.readline()\n    return walk(*a, **k)\n"
+            "ix = dreamdb.open(sys.argv[1], auto_sync=False)\nS.walk_sources = paused\n"
+            "hits = ix.recall('kestrel42')\n"
+            "print('done', hits[0].doc_id if hits else None, any('rebuilt from the vault' in n for n in ix.take_notes()),"
+            " flush=True)\n")
+    rebuilder = subprocess.Popen([sys.executable, "-c", code, str(vault)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    log = tmp_path / "h.log"
+    env = {"DREAMDB_HOOK_LOG": str(log), "DREAMDB_HOOK_VERBOSE": "1"}
+    prompt = payload("where did the kestrel42 service move to", vault.parent)
+    rebuild_lock = os.open(f"{index_file}.rebuild.lock", os.O_RDONLY | os.O_CREAT, 0o600)
+    try:
+        assert rebuilder.stdout.readline().strip() == "filling"
+        # the window: a new, empty index whose write lock is free, the rebuild lock held
+        with db.connect(index_file) as other:
+            assert other.execute("SELECT COUNT(*) FROM documents").fetchone()[0] == 0
+            other.execute("BEGIN IMMEDIATE")
+            other.execute("ROLLBACK")
+        with pytest.raises(BlockingIOError):
+            fcntl.flock(rebuild_lock, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        p = hook(prompt, env)
+        assert p.returncode == 0 and p.stdout == b"", p.stdout
+        said = log.read_text()
+        assert "the index is being built by another process; nothing printed until it is done" in said, said
+        assert "started `dreamdb sync`" not in said and not (index_file.parent / "index.db.build.log").exists(), said
+        rebuilder.stdin.write("\n")
+        rebuilder.stdin.flush()
+        done, first, rebuilt = rebuilder.stdout.readline().split()
+        assert done == "done" and first.startswith("changelog/") and rebuilt == "True", (first, rebuilt)
+        assert rebuilder.wait(timeout=120) == 0
+        fcntl.flock(rebuild_lock, fcntl.LOCK_SH | fcntl.LOCK_NB)  # (let go once the index is filled)
+    finally:
+        os.close(rebuild_lock)
+        rebuilder.kill()
+        rebuilder.wait()
+    p = hook(prompt, env)  # the index it filled answers
+    assert p.returncode == 0 and "kestrel42" in p.stdout.decode(), (p.stdout, log.read_text())
+
+
 def test_the_hook_logs_a_rebuild_of_another_versions_index(project, tmp_path):
     """QA round 101-A F5: the hook (often an older install's) rebuilt an index a newer dreamdb had written without a
     word in its log, so the back and forth between two versions was silent on its side."""

@@ -2457,6 +2457,44 @@ def test_the_open_file_limit_is_named_as_such_by_reads_and_writes(example_vault,
     assert note.read_bytes() == before
 
 
+def _rebuild_lock_held(index_path: Path) -> bool:
+    """Whether a lock is held on ``<index>.rebuild.lock`` (flock: an Index of this process holding it counts too)."""
+    import fcntl
+
+    fd = os.open(f"{index_path}.rebuild.lock", os.O_RDONLY | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+
+
+def test_a_rebuild_holds_its_lock_until_its_sync_has_filled_the_new_index_and_no_longer(example_vault):
+    """QA round 154-C F2: the rebuild lock was let go once the damaged file was replaced by an empty index, before the
+    sync that fills it took the write lock (after its walk of the vault): a prompt in between found an index to build,
+    nobody building it, and started a background sync of its own. It is now held until that sync has filled the index
+    (a read meeting the damage: tests/test_hook.py, with the hook), and no longer: not for the rest of the call (an
+    embedding refresh after it, minutes), nor by an Index whose connection a caller opened outside any of its calls,
+    which then fill nothing."""
+    with dreamdb.open(example_vault) as ix:
+        ix.sync()
+        path = ix.index_path
+    seen = []
+    path.write_bytes(b"garbage\n" * 512)  # (found at the open: rebuilt there, filled by the sync that follows)
+    with dreamdb.open(example_vault, auto_sync=False) as ix:
+        report = ix.sync(progress=lambda done, total: seen.append(_rebuild_lock_held(path)))
+        assert report.rebuilt and report.added > 10 and seen and all(seen), seen
+        assert not _rebuild_lock_held(path)
+        assert ix.recall("sleep")  # (the same Index answers, the lock not taken again)
+    path.write_bytes(b"garbage\n" * 512)
+    with dreamdb.open(example_vault, auto_sync=False) as ix:
+        assert ix.conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0] == 0  # rebuilt, empty, lock let go
+        assert not _rebuild_lock_held(path) and ix.warnings
+        assert ix.sync().added > 10
+
+
 def test_a_file_found_foreign_is_looked_at_again_under_the_rebuild_lock(example_vault):
     """QA round 92: among 8 processes meeting one damaged index, one read the new index another was making (its
     header's application id not yet written) as another application's database and, once it held the rebuild lock,
