@@ -194,6 +194,23 @@ def private_file_lock(path: str | os.PathLike, timeout: float = -1):
     return FileLock(str(path), timeout=timeout, mode=0o600)
 
 
+def held_elsewhere(path: str | os.PathLike, wait_s: float = 0) -> bool:
+    """Whether another process (or another lock object of this one) holds the file lock ``path`` for ``wait_s``
+    seconds: the lock is tried, and let go at once when it is taken. False when its file cannot be made or locked
+    (nobody can hold it then)."""
+    from filelock import Timeout  # (here only: filelock imports logging, and with it traceback, QA round 150-P F2)
+
+    lock = private_file_lock(path, timeout=wait_s)
+    try:
+        lock.acquire()
+    except Timeout:
+        return True
+    except OSError:
+        return False
+    lock.release()
+    return False
+
+
 def _refuse_unsafe_cache_folder(folder: Path, elsewhere: str | None) -> None:
     """Refuse the per-vault folder ``<cache>/<key>`` of a read-only vault's index (:func:`cache_index_path`) where
     another user could put files in it: it is a link (its name is predictable: another user's link there took the

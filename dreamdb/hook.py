@@ -1213,19 +1213,9 @@ def _rebuilt_elsewhere(index) -> bool:
     path = f"{index.index_path}.rebuild.lock"
     if index._rebuild_held is not None or not os.path.exists(path):
         return False
-    from filelock import Timeout  # (here only: filelock imports logging, and with it traceback, QA round 150-P F2)
-
     from dreamdb import config
 
-    lock = config.private_file_lock(path, timeout=LOCK_WAIT_MS / 1000)
-    try:
-        lock.acquire()
-    except Timeout:
-        return True
-    except OSError:
-        return False
-    lock.release()
-    return False
+    return config.held_elsewhere(path, LOCK_WAIT_MS / 1000)
 
 
 def _why_built(stored: tuple[str, bool] | None) -> str:

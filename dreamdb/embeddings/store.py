@@ -214,19 +214,9 @@ def refresh_running(conn) -> bool:
     path = index_file(conn)
     if path is None:
         return False
-    from filelock import Timeout
+    from dreamdb.config import held_elsewhere
 
-    from dreamdb.config import private_file_lock
-
-    lock = private_file_lock(path.parent / LOCK_FILE_NAME, timeout=0)
-    try:
-        lock.acquire(timeout=0)
-    except Timeout:
-        return True
-    except OSError:
-        return False
-    lock.release()
-    return False
+    return held_elsewhere(path.parent / LOCK_FILE_NAME)
 
 
 REFRESH_RUNNING = "another dreamdb process is refreshing the embeddings now"
