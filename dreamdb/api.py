@@ -2677,8 +2677,9 @@ class Index:
             self.notes.append(synonyms.problem)
         now_days = _days(now_dt)
 
-        def plan_and_rank():
-            plan = plan_query(query, synonyms, vocabulary=self._vocabulary(), lexicon=self._lexicon())
+        def plan_and_rank(plan=None):
+            if plan is None:
+                plan = plan_query(query, synonyms, vocabulary=self._vocabulary(), lexicon=self._lexicon())
             if mode != "bm25" or not plan.terms:
                 return plan, None
             memory = self._memory if self.engine != "sql" else None
@@ -2688,8 +2689,22 @@ class Index:
                                         plan, mode="bm25", explain=explain)
             return plan, self._bm25_snapshot(plan, top, now_days, filters, explain)
 
-        plan, hits = self._guarded(plan_and_rank)
+        def corrected_if_nothing_matched():
+            # A query that matched nothing as typed is read again with its misspelled words corrected (QA round
+            # 154-D F4: `dashbaord securty` found nothing; dreamdb.ranking.rank.spelling_corrections says why only
+            # then), and said so
+            plan, hits = plan_and_rank()
+            if mode == "bm25" and plan.terms and not hits:
+                again = plan_query(query, synonyms, vocabulary=self._vocabulary(), lexicon=self._lexicon(), correct=True)
+                if again.corrected:  # (ranked again only when a word was corrected)
+                    return plan_and_rank(again)
+            return plan, hits
+
+        plan, hits = self._guarded(corrected_if_nothing_matched)
         self._note_unsynced_state()
+        if plan.corrected:
+            self.notes.append("nothing matched the query as typed; read with its spelling corrected: "
+                              + ", ".join(f"{typed} → {spelled}" for typed, spelled in plan.corrected.items()))
         if not plan.terms:
             # Every mode alike: the dense channel would return its nearest chunks to "the of and",
             # which is noise presented as an answer.

@@ -68,6 +68,8 @@ class QueryPlan:
             written beside its stem, ``takım`` beside ``tak``), for a translation's term and, in a query
             analysed as Turkish, for the query's own terms (:func:`_own_forms`); counted with the term in
             its class (:func:`class_members`), in rankScore only.
+        corrected: ``{query word as typed: its corrected spelling}`` (:func:`spelling_corrections`; only when
+            planned with ``correct``).
     """
 
     text: str
@@ -79,6 +81,7 @@ class QueryPlan:
     translated: dict[str, str] = factory(dict)
     by_lexicon: list[str] = factory(list)
     forms: dict[str, tuple[str, ...]] = factory(dict)
+    corrected: dict[str, str] = factory(dict)
 
 
 def class_members(plan: QueryPlan) -> dict[str, tuple[str, ...]]:
@@ -278,7 +281,7 @@ def other_forms(term: str, held) -> tuple[str, ...]:
     return tuple(y for y in held if y != term and (y == root or stem(y, True) == term))
 
 
-def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> QueryPlan:
+def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None, *, correct: bool = False) -> QueryPlan:
     """Analyze a query (same analyzer as documents; never parsed as a query language).
 
     Args:
@@ -319,6 +322,9 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
             query word.
         lexicon: :class:`dreamdb.lexicon.Lexicon` (a Turkish–English dictionary) or ``None``. A word the query
             writes only in a file name or its path (:func:`name_words`) is not translated.
+        correct: also correct the spelling of an English query's words no note holds
+            (:func:`spelling_corrections`; :meth:`dreamdb.Index.recall` asks for it when the query as typed matched
+            nothing).
 
     Returns:
         QueryPlan.
@@ -350,6 +356,7 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
     dropped = max(0, len(distinct) - MAX_QUERY_TERMS)
     distinct = distinct[:MAX_QUERY_TERMS]
     resolved: dict[str, str] = {}
+    corrected: dict[str, str] = {}
     by_lexicon: list[str] = []
     forms: dict[str, tuple[str, ...]] = {}  # a translation's term → its other forms (other_forms)
     # A Turkish question whose own words, not only a name in it, read as Turkish, over an index with
@@ -382,6 +389,15 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
         resolved, by_lexicon, forms = _resolve(text, qwords, turkish, distinct, vocabulary, reads_turkish=reads_turkish,
                                                translates=translates, lexicon=lexicon, names=names,
                                                letterless=letterless)
+    if correct and vocabulary is not None and distinct and not turkish and not letterless:
+        if qwords is None:
+            qwords = query_words(text, turkish, words, written_words)
+        for term, (typed, spelled, (best, *others)) in spelling_corrections(qwords, distinct, resolved, vocabulary,
+                                                                            lexicon).items():
+            resolved[term] = best
+            corrected[typed] = spelled
+            if others:
+                forms[best] = tuple(dict.fromkeys((*forms.get(best, ()), *others)))
     terms = list(dict.fromkeys(resolved.get(t, t) for t in distinct))
     forms = {r: kept for r, found in forms.items() if (kept := tuple(f for f in found if f not in terms))}
     syn: dict[str, float] = {}
@@ -432,7 +448,93 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
         # sleep in the class uyku|sleep and as consolidation's synonym)
         in_class = {m for ms in _classes(translated, resolved, terms, forms).values() for m in ms}
         syn = {s: w for s, w in syn.items() if s not in in_class}
-    return QueryPlan(text, terms, syn, turkish, dropped, resolved, translated, by_lexicon, forms)
+    return QueryPlan(text, terms, syn, turkish, dropped, resolved, translated, by_lexicon, forms, corrected)
+
+
+MIN_CORRECTED_LETTERS = 5
+"""Shortest query word :func:`spelling_corrections` corrects: one edit of a word of four letters or fewer reaches
+another common word too often to be a typo's correction (Lucene's ``FuzzyQuery`` with ``AUTO`` fuzziness allows no
+edit below 3 characters and one up to 5; a word of 5 or more letters here gets one, never two: the candidates of two
+edits are thousands)."""
+
+_CORRECTION_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def one_edit_spellings(word: str) -> set[str]:
+    """Every spelling one Damerau–Levenshtein edit from ``word`` (a lowercase ASCII word): a letter deleted,
+    inserted or replaced, or two adjacent letters swapped (Damerau 1964: these four make about 80 % of typing errors;
+    the candidate set is Norvig's ``edits1``, 54n + 25 strings for n letters)."""
+    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    out = {a + b[1:] for a, b in splits if b}
+    out |= {a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1}
+    out |= {a + c + b[1:] for a, b in splits if b for c in _CORRECTION_LETTERS}
+    out |= {a + c + b for a, b in splits for c in _CORRECTION_LETTERS}
+    out.discard(word)
+    return out
+
+
+def _listed_word(word: str, lexicon) -> bool:
+    """Whether the lexicon lists ``word`` (lowercase ASCII) as an English word, as written or by its stem
+    (``collars``), or as a Turkish word, as written or typed without its letters."""
+    from dreamdb.lexicon import EN_TR, TR_EN
+
+    return bool(lexicon.has(EN_TR, word) or lexicon.has(EN_TR, english_stem(word), stemmed=True)
+                or lexicon.has(TR_EN, word) or lexicon.has(TR_EN, word, ascii=True))
+
+
+def spelling_corrections(qwords: list[tuple[str, str, bool]], distinct: list[str], resolved: dict[str, str],
+                         vocabulary, lexicon) -> dict[str, tuple[str, str, tuple[str, ...]]]:
+    """``{term: (the word as typed, its spellings, "a or b", the index's terms of those spellings)}`` for the
+    words of an English query that no note holds
+    in any reading and that read, one edit away, as words notes not analysed as Turkish hold (a typo: ``securty``,
+    ``licencing``, ``consolidaton``), the correction most documents hold first (then in order). :func:`plan_query`
+    replaces the term by the first and counts the others with it as one term, a class (:func:`class_members`), as
+    a word's translations are: a typo one edit from two words (``worktres``: *workers*, *worktrees*) stands for
+    either, and neither is guessed.
+
+    Only a word of :data:`MIN_CORRECTED_LETTERS` ASCII letters or more, not capitalised (a name the notes do not
+    hold is no typo of a word they do), that the ``lexicon`` (when there is one) does not list as an English or a
+    Turkish word (as written or by its stem: a word spelled right that no note holds is a word the notes do not
+    use, and one edit from it is another word), and whose term no other reading replaced (``resolved``) is
+    corrected; the
+    correction's term is analysed as the query's words are (English), and replaces the term as another analysis
+    does (:func:`plan_query`'s ``resolved``): a word found in a note is never changed. QA round 154-D F4: BM25 found
+    nothing for ``dashbaord securty`` or ``worktres and the brian``, and the prompt hook's default mode is BM25.
+    Used only for a query that matched nothing as typed (:meth:`dreamdb.Index.recall`): corrected on every query,
+    XQuAD's and SciFact's English questions lost as many places as they gained (``python -m eval --set xquad --set
+    scifact --modes bm25``, 7 Dec 2026: SciFact nDCG@10 0.6830 → 0.6827, XQuAD sentences en→en 0.8406 → 0.8404,
+    paragraphs en→mixed 0.8694 → 0.8684, paragraphs en→en 0.9698 → 0.9703; ``latest`` read as a typo of *late*,
+    ``parliment`` corrected where a Turkish paragraph held the answer), since a rare word spelled right that no
+    note holds has neighbours one edit away too. Source of the method: Damerau 1964 (one edit), Norvig's
+    spelling corrector (its candidates, the most frequent first).
+
+    Args:
+        qwords: :func:`dreamdb.analyzer.query_words` of the query (English).
+        distinct: the query's distinct terms.
+        resolved: terms already replaced by another reading (left alone).
+        vocabulary: the index's vocabulary (``known``, ``cooccurrence``).
+        lexicon: :class:`dreamdb.lexicon.Lexicon` (its English and Turkish headwords) or ``None``.
+    """
+    unknown = set(distinct) - set(resolved) - vocabulary.known(distinct)
+    if not unknown:
+        return {}
+    out: dict[str, str] = {}
+    for term, word, cap in qwords:
+        if term not in unknown or term in out or cap or len(word) < MIN_CORRECTED_LETTERS \
+                or not (word.isascii() and word.isalpha()) or (lexicon is not None and _listed_word(word, lexicon)):
+            continue
+        candidates: dict[str, str] = {}  # the term of each spelling one edit away: its shortest spelling
+        for w in sorted(one_edit_spellings(word), key=lambda w: (len(w), w)):
+            if w not in STOPWORDS:
+                candidates.setdefault(stem(w, False), w)
+        candidates.pop(term, None)
+        found = vocabulary.known(candidates, in_turkish=False)
+        if not found:
+            continue
+        _n, _a, counts = vocabulary.cooccurrence(sorted(found), sorted(found)[:1])
+        ordered = tuple(sorted(found, key=lambda t: (-counts.get(t, (0, 0))[1], t)))
+        out[term] = (word, " or ".join(candidates[t] for t in ordered), ordered)
+    return out
 
 
 def _common_openings(text: str, words: list[str], written: list[str],

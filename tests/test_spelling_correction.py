@@ -1,0 +1,96 @@
+"""A query that matched nothing as typed, read again with its misspelled words corrected (QA round 154-D F4).
+
+Real indexes of small vaults; the lexicon case uses the KeNet lexicon built once a run."""
+
+from __future__ import annotations
+
+import pytest
+
+import dreamdb
+from dreamdb.ranking.rank import MIN_CORRECTED_LETTERS, SqlVocabulary, one_edit_spellings, plan_query
+from tests.conftest import write_doc
+
+
+def test_one_edit_spellings_are_the_four_damerau_edits():
+    got = one_edit_spellings("brian")
+    assert {"bian", "brain", "briian", "brien", "brian"[1:]} <= got  # deleted, swapped, inserted, replaced
+    assert "brian" not in got and "brain" in got and "brina" in got
+    assert all(abs(len(w) - 5) <= 1 for w in got)
+    assert len(got) <= 54 * 5 + 25  # Norvig's count for n letters, less the duplicates
+    assert "rbina" not in got  # two edits
+
+
+def _vault(v):
+    write_doc(v, "knowledge/dashboard-security.md",
+              "---\nname: Dashboard security\n---\nThe dashboard server binds to localhost and checks a token.\n")
+    write_doc(v, "knowledge/worktrees.md",
+              "---\nname: Worktrees and the brain\n---\nEvery git worktree shares one brain folder.\n")
+    write_doc(v, "knowledge/workers.md",
+              "---\nname: Background workers\n---\nThe workers drain the queue; workers restart on failure.\n")
+    return v
+
+
+def test_a_query_that_matched_nothing_is_read_with_its_spelling_corrected(tiny_vault):
+    with dreamdb.open(_vault(tiny_vault)) as index:
+        hits = index.recall("dashbaord securty")
+        assert [h.doc_id for h in hits][:1] == ["knowledge/dashboard-security"]
+        assert hits[0].score > 0
+        assert ("nothing matched the query as typed; read with its spelling corrected: dashbaord → dashboard,"
+                " securty → security") in index.take_notes()
+        # a typo one edit from two words the notes hold stands for either, as one term (a class)
+        hits = index.recall("worktres brian")
+        assert hits[0].doc_id == "knowledge/worktrees"
+        notes = index.take_notes()
+        assert any(n.startswith("nothing matched the query as typed") and "brian → brain" in n
+                   and "worktres → " in n and "worktree" in n for n in notes), notes
+        # a query that matched something as typed is left as typed: no correction, no note
+        hits = index.recall("dashbaord security")
+        assert [h.doc_id for h in hits] == ["knowledge/dashboard-security"]
+        assert not any("spelling corrected" in n for n in index.take_notes())
+        # words too short, capitalised (a name), or with digits are not corrected; nothing is made up
+        for query in ("tken", "Brian", "securty2", "zzqqxx"):
+            assert index.recall(query) == [], query
+            assert not any("spelling corrected" in n for n in index.take_notes())
+        assert len("tken") < MIN_CORRECTED_LETTERS
+        # the hybrid modes leave typos to the dense channel: their BM25 part is not corrected
+        plan = plan_query("dashbaord securty", vocabulary=SqlVocabulary(index.conn))
+        assert plan.terms == ["dashbaord", "securti"] and plan.corrected == {}
+
+
+def test_the_cli_says_which_words_it_corrected(tiny_vault):
+    import json
+
+    from click.testing import CliRunner
+
+    from dreamdb.cli import cli
+
+    _vault(tiny_vault)
+    out = CliRunner().invoke(cli, ["recall", "--vault", str(tiny_vault), "--json", "dashbaord securty"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.stdout)
+    assert data["hits"][0]["doc_id"] == "knowledge/dashboard-security"
+    assert any("dashbaord → dashboard" in n for n in data["notes"])
+
+
+def test_a_word_the_lexicon_lists_is_no_typo(tiny_vault, kenet_lexicon, monkeypatch):
+    """A word spelled right that no note holds (``goats``, in the lexicon) is a word the notes do not use: one edit
+    from it is another word (``goals``), so it is not corrected, while a typo the lexicon does not list is; without a
+    lexicon nothing tells the two apart."""
+    write_doc(tiny_vault, "knowledge/a.md", "---\nname: Quarterly planning\n---\nThe planning meeting sets goals.\n")
+    with dreamdb.open(tiny_vault) as index:  # (the tests' default: no lexicon)
+        assert [h.doc_id for h in index.recall("goats")] == ["knowledge/a"]
+        assert any("goats → goals" in n for n in index.take_notes())
+    monkeypatch.setenv("DREAMDB_LEXICON", str(kenet_lexicon))
+    with dreamdb.open(tiny_vault) as index:
+        assert index.recall("goats") == []
+        assert not any("spelling corrected" in n for n in index.take_notes())
+        assert [h.doc_id for h in index.recall("meetnig")] == ["knowledge/a"]
+        assert any("meetnig → meeting" in n for n in index.take_notes())
+
+
+@pytest.mark.parametrize("engine", ["sql", "memory"])
+def test_both_engines_correct_alike(tiny_vault, engine):
+    _vault(tiny_vault)
+    with dreamdb.open(tiny_vault, engine=engine) as index:
+        hits = index.recall("dashbaord securty", top=3)
+        assert [h.doc_id for h in hits][:1] == ["knowledge/dashboard-security"]
