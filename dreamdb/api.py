@@ -2696,7 +2696,11 @@ class Index:
             plan, hits = plan_and_rank()
             if mode == "bm25" and plan.terms and not hits:
                 again = plan_query(query, synonyms, vocabulary=self._vocabulary(), lexicon=self._lexicon(), correct=True)
-                if again.corrected:  # (ranked again only when a word was corrected)
+                # (ranked again only when a word was corrected, and only when the query as typed matches no note at
+                # all, not merely none the filters keep: QA round 154-G F4, `--types knowledge "bookmarks checklst"`
+                # said nothing matched as typed while `bookmarks` did, in a note of another type)
+                if again.corrected and not self._rank(plan, top=1, now_days=now_days,
+                                                      filters=Filters(include_expired=True)):
                     return plan_and_rank(again)
             return plan, hits
 
@@ -4394,7 +4398,8 @@ def _plan_notes(plan, lexicon=None) -> list[str]:
         return ", ".join(f"{words.get(a, a)} → {_translation_word(lexicon, words.get(a, a), b)}" for a, b in items)
 
     notes = []
-    analysed = [(a, b) for a, b in plan.resolved.items() if a not in plan.by_lexicon]
+    corrected = {stem(word, False) for word in plan.corrected}  # (said by recall's own note: QA round 154-G F4)
+    analysed = [(a, b) for a, b in plan.resolved.items() if a not in plan.by_lexicon and a not in corrected]
     if analysed:  # (by terms: the analysis is what changed)
         notes.append("matched through another analysis of the query word (its own is not in the index): "
                      + ", ".join(f"{a} → {b}" for a, b in analysed))

@@ -206,12 +206,13 @@ this budget a prompt took 2.7-4.2 s while texts waited. One-shot recalls use
 :data:`dreamdb.api.LAZY_REFRESH_SECONDS` (2 s)."""
 
 LOGGED_NOTES = ("used bm25", "BM25's results", "dense results are partial", "dense results cover only",
-                "dense scores are not", "rebuilt from the vault", "lexicon is not used", "snippet is left out")
+                "dense scores are not", "rebuilt from the vault", "lexicon is not used", "snippet is left out",
+                "spelling corrected")
 """What marks a note of recall's that the hook writes to its log (the rest, a query cut or a filter's, are the command
 line's): a quiet fallback to BM25 (no model, a bad setting, no vector yet), dense results left partial (texts still
 waiting for embedding, README: "leaving the rest, with a note"; the vectors' languages not identified yet), a
 rebuild, a lexicon it could not use (QA round 78 F7), a snippet left out of a damaged index it could not rebuild (QA
-round 150-D F1). QA round 144-B F2: in hybrid mode "no dense results yet" and
+round 150-D F1), a prompt that matched nothing read with its spelling corrected (QA round 154-G F4). QA round 144-B F2: in hybrid mode "no dense results yet" and
 "dense results are partial" were dropped, and the log said only what was injected."""
 
 INLINE_SYNC_BYTES = 500_000

@@ -3040,3 +3040,18 @@ def test_the_hook_reads_the_index_without_a_memory_map(monkeypatch, tmp_path, pr
     assert H.run_stdin() == 0
     assert sys.stdout.getvalue().startswith(HEADER)
     assert sizes and set(sizes) == {0}, sizes
+
+
+def test_a_prompt_read_with_its_spelling_corrected_is_written_to_the_log(tmp_path, monkeypatch):
+    """QA round 154-G F4: a prompt that matched nothing as typed was answered through its corrected spelling with no
+    word in the hook's log, while `dreamdb recall` says so in a note."""
+    from dreamdb import hook as H
+
+    vault = filled_vault(tmp_path, {"knowledge/sprocket.md": "---\ntitle: Sprocket supply\n---\nSprocket supply comes"
+                                                              " from Acme.\n"})
+    log = tmp_path / "h.log"
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(log))
+    monkeypatch.setenv("DREAMDB_HOOK_VERBOSE", "1")
+    out = H.run(payload("how does the sprockett suply work", vault.parent))
+    assert out.startswith(H.HEADER) and "knowledge/sprocket" in out
+    assert "read with its spelling corrected: sprockett → sprocket, suply → supply" in log.read_text()

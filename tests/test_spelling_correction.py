@@ -94,3 +94,32 @@ def test_both_engines_correct_alike(tiny_vault, engine):
     with dreamdb.open(tiny_vault, engine=engine) as index:
         hits = index.recall("dashbaord securty", top=3)
         assert [h.doc_id for h in hits][:1] == ["knowledge/dashboard-security"]
+
+
+def test_long_runs_of_letters_filters_and_explain_are_handled_honestly(tiny_vault):
+    """QA round 154-G F1, F4: a word of thousands of letters (a pasted DNA sequence) made 54n + 25 candidates of n
+    letters each (12 s and 3.9 GB in the hook; the CLI failed binding a 1 GB parameter): a run longer than
+    MAX_CORRECTED_LETTERS is no typo. Under filters, a query whose words match a note the filters leave out is not
+    "nothing matched as typed". --explain says the correction once."""
+    from dreamdb.ranking.rank import MAX_CORRECTED_LETTERS
+
+    write_doc(tiny_vault, "knowledge/release-checklist.md", "---\nname: Release checklist\n---\nThe release checklist.\n")
+    write_doc(tiny_vault, "knowledge/features/bookmarks.md", "---\nname: Bookmarks\n---\nBookmarks compete in sleep.\n")
+    with dreamdb.open(tiny_vault) as index:
+        dna = "acgt" * 1000
+        assert index.recall(f"checklst {dna}") != []
+        notes = index.take_notes()
+        assert any("checklst → checklist" in n for n in notes) and not any(dna[:40] in n for n in notes), notes
+        word = "checklst" + "z" * (MAX_CORRECTED_LETTERS - 7)  # one letter too long to be corrected
+        assert index.recall(word) == []
+        assert not any("spelling corrected" in n for n in index.take_notes())
+        # a word that matched, in a note the filter leaves out: nothing is corrected, nothing said so
+        assert index.recall("bookmarks checklst", types="knowledge") == []
+        assert not any("spelling corrected" in n for n in index.take_notes())
+        # no note matched as typed: corrected under the filter too
+        assert [h.doc_id for h in index.recall("checklst", types="knowledge")] == ["knowledge/release-checklist"]
+        assert any("checklst → checklist" in n for n in index.take_notes())
+        index.recall("checklst", explain=True)
+        notes = index.take_notes()
+        assert sum("checklst" in n or "checklst" in n.replace("checklist", "") for n in notes) == 1, notes
+        assert not any(n.startswith("matched through another analysis") for n in notes), notes

@@ -451,6 +451,12 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None, *, 
     return QueryPlan(text, terms, syn, turkish, dropped, resolved, translated, by_lexicon, forms, corrected)
 
 
+MAX_CORRECTED_LETTERS = 30
+"""Longest query word :func:`spelling_corrections` corrects: its candidates are 54n + 25 spellings of n letters each,
+so their work and memory grow with n² (QA round 154-G F1: a pasted DNA sequence of 3,900 letters held the prompt hook
+12 s at 3.9 GB); a run of letters longer than English words (the longest in common dictionaries have about 30) is no
+typo of one. At most :data:`MAX_SPELLED_WORDS` words of a query are corrected."""
+
 MIN_CORRECTED_LETTERS = 5
 """Shortest query word :func:`spelling_corrections` corrects: one edit of a word of four letters or fewer reaches
 another common word too often to be a typo's correction (Lucene's ``FuzzyQuery`` with ``AUTO`` fuzziness allows no
@@ -492,7 +498,8 @@ def spelling_corrections(qwords: list[tuple[str, str, bool]], distinct: list[str
     a word's translations are: a typo one edit from two words (``worktres``: *workers*, *worktrees*) stands for
     either, and neither is guessed.
 
-    Only a word of :data:`MIN_CORRECTED_LETTERS` ASCII letters or more, not capitalised (a name the notes do not
+    Only a word of :data:`MIN_CORRECTED_LETTERS` to :data:`MAX_CORRECTED_LETTERS` ASCII letters (the first
+    :data:`MAX_SPELLED_WORDS` such words of a query), not capitalised (a name the notes do not
     hold is no typo of a word they do), that the ``lexicon`` (when there is one) does not list as an English or a
     Turkish word (as written or by its stem: a word spelled right that no note holds is a word the notes do not
     use, and one edit from it is another word), and whose term no other reading replaced (``resolved``) is
@@ -520,7 +527,9 @@ def spelling_corrections(qwords: list[tuple[str, str, bool]], distinct: list[str
         return {}
     out: dict[str, str] = {}
     for term, word, cap in qwords:
-        if term not in unknown or term in out or cap or len(word) < MIN_CORRECTED_LETTERS \
+        if len(out) >= MAX_SPELLED_WORDS:
+            break
+        if term not in unknown or term in out or cap or not MIN_CORRECTED_LETTERS <= len(word) <= MAX_CORRECTED_LETTERS \
                 or not (word.isascii() and word.isalpha()) or (lexicon is not None and _listed_word(word, lexicon)):
             continue
         candidates: dict[str, str] = {}  # the term of each spelling one edit away: its shortest spelling
