@@ -217,8 +217,9 @@ round 150-D F1), a prompt that matched nothing read with its spelling corrected 
 
 INLINE_SYNC_BYTES = 500_000
 """Most bytes of new or changed files the hook indexes itself, in an index already built, before it answers (a changed
-``CHANGELOG.json`` or memory file counted by what it grew since the last sync, its unchanged entries keeping their rows:
-:func:`dreamdb.store.sync.files_to_index`); more are indexed by a ``dreamdb sync`` it starts in the background, and the
+``CHANGELOG.json`` or memory file that grew counted by what it grew since the last sync, its unchanged entries keeping
+their rows, one as large as it was or smaller, its entries edited or removed, counted whole, QA round 154-G F2:
+:func:`dreamdb.store.sync.files_to_index`; a file that grew and was also edited still counts by its growth alone); more are indexed by a ``dreamdb sync`` it starts in the background, and the
 prompt is answered from the index as it is (QA round 90-C F1: a 40 MB note held every prompt 10 s). Half of
 :data:`INLINE_BUILD_BYTES`, for the budget of a first build: a changed note costs 1.6-2 times a new one (its rows
 deleted, then written anew). Notes of about 1 KB: 500 KB of them changed took 0.86 s of CPU to sync, 1 MB of them new
@@ -228,7 +229,7 @@ of 5 runs of ``python scripts/bench_ops.py --only hook-sync`` on 2 cores under a
 
 INLINE_SYNC_READ_BYTES = 8_000_000
 """Most bytes of new or changed files, whole, the hook's own sync reads: a changed ``CHANGELOG.json`` is read and its
-entries hashed whole, though only what it grew counts toward :data:`INLINE_SYNC_BYTES` (the real vault's 824 KB with
+entries hashed whole, though only what it grew counts toward :data:`INLINE_SYNC_BYTES` (when it grew) (the real vault's 824 KB with
 an entry added: 78 ms of CPU, ``scripts/bench_ops.py --only hook-sync``; ≈ 0.8 s at this limit). More are left to a
 background ``dreamdb sync`` as those past :data:`INLINE_SYNC_BYTES` are."""
 

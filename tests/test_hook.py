@@ -1260,6 +1260,41 @@ def test_an_entry_added_to_a_changelog_larger_than_the_hooks_limit_is_synced_by_
     assert _wait_synced(vault)
 
 
+def test_a_changelog_edited_not_grown_counts_whole_toward_the_hooks_limit(tmp_path):
+    """QA round 154-G F2: a changed CHANGELOG.json was counted by what it grew, so one whose entries were edited (its
+    size the same) or removed counted 0 bytes, and a prompt synced a 3.5 MB changelog itself (3.9 s). One that did not
+    grow counts whole: larger than INLINE_SYNC_BYTES, it is left to a background sync, logged."""
+    from dreamdb import hook as H
+    from dreamdb.store.sync import files_to_index
+
+    vault = tmp_path / "big" / "_dream_context"
+    (vault / "core").mkdir(parents=True)
+    changelog = vault / "core" / "CHANGELOG.json"
+    entries = _changelog_entries(700)
+    changelog.write_text(json.dumps(entries, indent=2))
+    size = changelog.stat().st_size
+    assert H.INLINE_SYNC_BYTES < size < H.INLINE_SYNC_READ_BYTES
+    import dreamdb
+
+    with dreamdb.open(vault) as ix:
+        ix.sync()
+        # every entry edited, the size the same
+        changelog.write_text(changelog.read_text().replace("kestrel", "harrier"))
+        assert changelog.stat().st_size == size
+        assert files_to_index(ix.conn, vault) == (1, size, size)
+        # entries removed: smaller, counted whole too
+        changelog.write_text(json.dumps(entries[:-1], indent=2))
+        assert files_to_index(ix.conn, vault) == (1, changelog.stat().st_size, changelog.stat().st_size)
+    changelog.write_text(json.dumps(entries, indent=2).replace("kestrel", "harrier"))
+    log = tmp_path / "h.log"
+    p = hook(payload("where did the harrier42 service move", vault.parent), {"DREAMDB_HOOK_LOG": str(log),
+                                                                            "DREAMDB_HOOK_VERBOSE": "1"})
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    assert f"{size:,} bytes of new or changed files to index, over the {H.INLINE_SYNC_BYTES:,} the hook indexes" \
+           " itself: started `dreamdb sync` in the background" in log.read_text(), log.read_text()
+    assert _wait_synced(vault)
+
+
 def test_an_index_found_damaged_when_opened_in_a_large_vault_is_said_in_the_log(tmp_path):
     """QA round 108-B F2: an index damaged where it is opened, in a vault too large for the prompt to build, was
     replaced by an empty one that a background sync fills, and the hook log said only that the index must be built."""

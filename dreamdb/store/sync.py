@@ -219,10 +219,14 @@ unchanged documents keep their rows when the file changes (:func:`_replace_file`
 def files_to_index(conn, vault: Path, *, include_archives: bool = False) -> tuple[int, int, int] | None:
     """``(files, new bytes, bytes read)`` of the next sync's work: the files new or changed (by their stat) since the
     last sync, and those removed (QA round 109-A F9: 30,000 notes moved out took a prompt 5.6 s); the bytes of text the
-    sync analyses anew, each new or changed file's size but for a changed file of :data:`MANY_DOCUMENT_KINDS`, counted
-    by what it grew since the last sync (its entries appended: the others keep their rows); and the new or changed
-    files' whole size, which the sync reads. ``None`` when the no-change fast path finds nothing changed, none removed
-    either, so that no sync is needed (stat only, no lock, nothing written)."""
+    sync analyses anew, each new or changed file's size but for a changed file of :data:`MANY_DOCUMENT_KINDS` that grew
+    since the last sync, counted by what it grew (taken for entries appended: the others keep their rows); and the new
+    or changed files' whole size, which the sync reads. A changed file of those kinds that did not grow (as large or
+    smaller: its entries edited, reordered or removed) counts whole: QA round 154-G F2, a 3.5 MB CHANGELOG.json with a
+    word of every entry replaced, its size the same, counted 0 bytes and held a prompt 3.9 s. What still slips is a file
+    that grew and was also edited: only its growth counts (only a parse, which this stat-only count does not make, could
+    tell its edited entries). ``None`` when the no-change fast path finds nothing changed, none removed either, so that
+    no sync is needed (stat only, no lock, nothing written)."""
     if _fast_unchanged(conn, vault, include_archives) is not None:
         return None
     stored = _stored_state(conn)
@@ -231,7 +235,7 @@ def files_to_index(conn, vault: Path, *, include_archives: bool = False) -> tupl
     for src in candidates:
         old = stored.get(src.rel_path)
         kept = old is not None and src.kind in MANY_DOCUMENT_KINDS and old[2] != UNREADABLE
-        new += max(0, src.size - old[1]) if kept else src.size
+        new += src.size - old[1] if kept and src.size > old[1] else src.size
     return len(candidates) + len(removed), new, sum(src.size for src in candidates)
 
 
