@@ -303,3 +303,30 @@ def test_a_heading_cut_from_what_follows_and_a_small_tail_are_no_chunks_of_their
     assert min(sizes) >= MERGE_BELOW_WORDS and max(sizes) <= SPLIT_ABOVE_WORDS
     assert sizes == [200, 183]  # as evenly as the lines allow
     assert "\n".join(pieces) == paragraph  # nothing lost or reordered
+
+
+def test_a_fence_of_heading_looking_lines_cut_from_what_precedes_it_is_kept():
+    """QA round 154-G F3: a piece holding a fenced block whose lines all start with ``# `` (shell comments, a markdown
+    template fenced without a language tag) was taken for a piece of headings alone and dropped; the lines inside a
+    fence are text. A piece of real headings and comments alone is still no chunk."""
+    from dreamdb.embeddings.chunk import SPLIT_ABOVE_WORDS, chunk_with_coverage
+
+    words = " ".join(f"w{i}" for i in range(SPLIT_ABOVE_WORDS - 10))
+    steps = "```\n" + "\n".join(f"# step{i} do the thing" for i in range(10)) + "\n```"
+    chunking = chunk_with_coverage("T", f"## Setup\n\n{words}\n\n{steps}\n")
+    contents = [content(c) for c in chunking.chunks]
+    assert contents == [f"## Setup\n\n{words}", steps], contents
+
+    template = "~~~\n# Title\n\n" + "\n\n".join(f"## Section {i} of the record" for i in range(4)) + "\n~~~"
+    contents = [content(c) for c in chunk_document("T", f"## Setup\n\n{words}\n\n{template}\n")]
+    assert contents == [f"## Setup\n\n{words}", template], contents
+
+    html = "<pre>\n" + "\n".join(f"# line {i} of the output" for i in range(4)) + "\n</pre>"
+    contents = [content(c) for c in chunk_document("T", f"## Setup\n\n{words}\n\n{html}\n")]
+    assert contents[-1] == html, contents
+
+    # a fence opened and closed with nothing to say, then a heading and a comment: no chunk of their own
+    full = " ".join(f"f{i}" for i in range(SPLIT_ABOVE_WORDS))
+    opening = " ".join(f"o{i}" for i in range(120))
+    contents = [content(c) for c in chunk_document("T", f"{opening}\n\n## Notes\n\n```\n```\n\n<!--\n# x\n-->\n\n{full}\n")]
+    assert contents == [opening, full], contents

@@ -25,7 +25,9 @@ Rules (reference constants from SPEC §3, "about 200–512 tokens"):
    allow, as a small last section merges backward; and a piece of headings (and
    HTML comments) alone, cut from the paragraph that follows it because that
    paragraph fills a chunk by itself, is no chunk: a label with nothing under
-   it, whose vector lies near every short query (BM25 still reads it).
+   it, whose vector lies near every short query (BM25 still reads it). A
+   heading-looking line inside a fence is text there too: a piece holding a
+   fence of ``# …`` lines is kept.
 5. The title is prepended to every chunk: ``"<title>\\n\\n<content>"``.
    A document cut into several chunks also gets a *summary chunk*,
    ``"<title>\\n\\n<description>"``, after its content chunks: a curated
@@ -53,7 +55,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from dreamdb.analyzer import drop_data
-from dreamdb.vault.literal_blocks import block_opening, closes_block
+from dreamdb.vault.literal_blocks import COMMENT_OPENING, block_opening, closes_block
 
 #: Sections shorter than this (words) merge forward (SPEC §3 reference).
 MERGE_BELOW_WORDS = 100
@@ -188,9 +190,29 @@ _COMMENT_RE = re.compile(r"<!--.*?(?:-->|$)", re.S)
 
 
 def _says_something(content: str) -> bool:
-    """Whether a chunk's content holds a letter or digit outside its headings and HTML comments."""
-    text = _COMMENT_RE.sub("", content)
-    return any(_WORD_CHAR.search(line) for line in text.split("\n") if not _HEADING_RE.match(line))
+    """Whether a chunk's content holds a letter or digit outside its headings and HTML comments. A line inside a
+    fenced code block or a raw HTML block is text, not a heading (:func:`_blocks`): QA round 154-G F3, a code block of
+    ``# step`` lines, or a markdown template fenced without a language tag (``# Title``, ``## Context``), was taken
+    for a piece of headings alone and dropped."""
+    lines = content.split("\n")
+    outside: list[str] = []
+    i, n = 0, len(lines)
+    while i < n:
+        mark = block_opening(lines[i])
+        if mark:
+            j = i + 1
+            while j < n and not closes_block(lines[j], mark):
+                j += 1
+            if mark == COMMENT_OPENING:
+                outside.extend(lines[i : j + 1])  # (removed with the other comments below)
+            elif any(_WORD_CHAR.search(line) for line in lines[i : j + 1]):
+                return True
+            i = j + 1
+            continue
+        if not _HEADING_RE.match(lines[i]):
+            outside.append(lines[i])
+        i += 1
+    return _WORD_CHAR.search(_COMMENT_RE.sub("", "\n".join(outside))) is not None
 
 
 def _sections(blocks: list[tuple[str, str]]) -> list[list[str]]:
@@ -298,6 +320,8 @@ class Chunking:
             :data:`MAX_CHUNK_CHARS` counted as the pieces the chunks cut it into (one per :data:`MAX_CHUNK_CHARS`
             characters begun: :func:`count_words`).
         kept_words: of those, the words in the kept content chunks (= ``words`` unless truncated; fewer if it is).
+            The few words of a piece of headings alone that is no chunk (rule 4) count as kept: BM25 reads them, and
+            the headings of the text that follows them are kept with it when they are not cut from it.
     """
 
     chunks: list[Chunk]
