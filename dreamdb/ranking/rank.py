@@ -464,6 +464,7 @@ edit below 3 characters and one up to 5; a word of 5 or more letters here gets o
 edits are thousands)."""
 
 _CORRECTION_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+"""The letters :func:`one_edit_spellings` inserts and replaces with (an English query's typos: ASCII words only)."""
 
 
 def one_edit_spellings(word: str) -> set[str]:
@@ -525,7 +526,7 @@ def spelling_corrections(qwords: list[tuple[str, str, bool]], distinct: list[str
     unknown = set(distinct) - set(resolved) - vocabulary.known(distinct)
     if not unknown:
         return {}
-    out: dict[str, str] = {}
+    out: dict[str, tuple[str, str, tuple[str, ...]]] = {}
     for term, word, cap in qwords:
         if len(out) >= MAX_SPELLED_WORDS:
             break
