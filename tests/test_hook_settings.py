@@ -1518,9 +1518,9 @@ def test_the_bare_command_typed_is_said_when_no_dreamdb_is_on_path_by_itself(tmp
         settings_path(tmp_path).unlink()
     assert said["none"] and said["none"][0].startswith("note: no dreamdb is on this PATH, so Claude Code may not find"
                                                        " the command's bare `dreamdb`"), said
-    assert said["venv"] and said["venv"][0].startswith(f"note: dreamdb is on this PATH only through the activated"
-                                                       f" virtualenv ({venv / 'bin'}), which Claude Code does not"
-                                                       " activate for its hooks"), said
+    assert said["venv"] and said["venv"][0].startswith(f"note: dreamdb is on this PATH only through the virtualenv"
+                                                       f" {venv / 'bin'} (activated or put on PATH), which Claude"
+                                                       " Code does not put on its hooks' PATH"), said
     assert "install again with --absolute, without --command" in said["venv"][0] and said["global"] == [], said
 
 
@@ -1558,7 +1558,7 @@ def test_any_command_of_a_bare_dreamdb_is_said_when_none_is_on_path_by_itself(tm
         settings_path(tmp_path).unlink()
     bare = [c for c, lines in said.items() if lines]
     assert bare == ["DREAMDB_VAULT=/x dreamdb hook user-prompt-submit", "env A=b exec dreamdb hook user-prompt-submit"]
-    assert said[bare[0]][0].startswith("note: dreamdb is on this PATH only through the activated virtualenv"), said
+    assert said[bare[0]][0].startswith("note: dreamdb is on this PATH only through the virtualenv "), said
     assert "install again with it in the command in place of `dreamdb`" in said[bare[0]][0], said
 
 

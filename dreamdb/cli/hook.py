@@ -67,7 +67,7 @@ def _shown_whole(project: Path) -> Path:
               help="Project folder whose .claude/settings.json gets the hook.")
 @click.option("--command", "command", default=None,
               help="Hook command. Default: 'dreamdb hook user-prompt-submit' when dreamdb is on PATH by itself; "
-                   "the absolute path of this dreamdb when it is only in an activated virtualenv.")
+                   "the absolute path of this dreamdb when it is found only in a virtualenv's bin folder (activated or put on PATH).")
 @click.option("--absolute", is_flag=True, help="Install this dreamdb's absolute path even when dreamdb is on PATH.")
 @click.option("--local", is_flag=True,
               help="Write .claude/settings.local.json (your own settings, not committed: one it makes in a git clone"
@@ -457,8 +457,9 @@ def _warn_without_vault(project) -> None:
 
 def _bare_dreamdb_unfound() -> str | None:
     """Why a bare ``dreamdb`` would not be found where Claude Code runs the hook, or ``None`` when ``dreamdb`` is on
-    PATH by itself (a global or pipx install). A ``dreamdb`` found only in the active virtualenv's ``bin`` counts as not
-    on PATH: Claude Code does not run hooks inside that shell's activation."""
+    PATH by itself (a global or pipx install). A ``dreamdb`` found only in the running virtualenv's ``bin``, whether the
+    shell activated it or put that folder on PATH, counts as not on PATH: Claude Code does not run hooks inside that
+    shell's environment (QA round 155-B F3: the help said "activated", which it need not be)."""
     import shutil
     import sys
 
@@ -468,8 +469,8 @@ def _bare_dreamdb_unfound() -> str | None:
     in_venv = sys.prefix != getattr(sys, "base_prefix", sys.prefix)
     venv_bin = os.path.realpath(os.path.join(sys.prefix, "Scripts" if os.name == "nt" else "bin"))
     if in_venv and os.path.realpath(os.path.dirname(found)) == venv_bin:
-        return (f"dreamdb is on this PATH only through the activated virtualenv ({os.path.dirname(found)}), which Claude"
-                " Code does not activate for its hooks")
+        return (f"dreamdb is on this PATH only through the virtualenv {os.path.dirname(found)} (activated or put on PATH),"
+                " which Claude Code does not put on its hooks' PATH")
     return None
 
 
