@@ -123,3 +123,20 @@ def test_long_runs_of_letters_filters_and_explain_are_handled_honestly(tiny_vaul
         notes = index.take_notes()
         assert sum("checklst" in n or "checklst" in n.replace("checklist", "") for n in notes) == 1, notes
         assert not any(n.startswith("matched through another analysis") for n in notes), notes
+
+
+def test_the_cap_counts_the_words_tried_not_the_words_corrected(tiny_vault):
+    """QA round 155-A F2: MAX_SPELLED_WORDS counted corrections, so every eligible word with none was still expanded
+    (54n + 25 spellings each, stemmed and looked up): 300 random 30-letter words cost 1.25 s against 0.19 s. The first
+    MAX_SPELLED_WORDS eligible words are tried, corrected or not; a typo after them is left as typed."""
+    from dreamdb.ranking.rank import MAX_SPELLED_WORDS
+
+    write_doc(tiny_vault, "knowledge/release-checklist.md", "---\nname: Release checklist\n---\nThe release checklist.\n")
+    junk = [f"zqxj{chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(MAX_SPELLED_WORDS)]  # no note's word near
+    with dreamdb.open(tiny_vault) as index:
+        # one word fewer than the cap before it: the typo is the last word tried, and corrected
+        assert [h.doc_id for h in index.recall(" ".join(junk[1:] + ["checklst"]))] == ["knowledge/release-checklist"]
+        assert any("checklst → checklist" in n for n in index.take_notes())
+        # the cap's worth of uncorrectable words before it: the typo is the 17th, not tried
+        assert index.recall(" ".join(junk + ["checklst"])) == []
+        assert not any("spelling corrected" in n for n in index.take_notes())

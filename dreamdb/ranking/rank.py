@@ -455,7 +455,7 @@ MAX_CORRECTED_LETTERS = 30
 """Longest query word :func:`spelling_corrections` corrects: its candidates are 54n + 25 spellings of n letters each,
 so their work and memory grow with n² (QA round 154-G F1: a pasted DNA sequence of 3,900 letters held the prompt hook
 12 s at 3.9 GB); a run of letters longer than English words (the longest in common dictionaries have about 30) is no
-typo of one. At most :data:`MAX_SPELLED_WORDS` words of a query are corrected."""
+typo of one. At most the first :data:`MAX_SPELLED_WORDS` such words of a query are tried, corrected or not."""
 
 MIN_CORRECTED_LETTERS = 5
 """Shortest query word :func:`spelling_corrections` corrects: one edit of a word of four letters or fewer reaches
@@ -500,7 +500,9 @@ def spelling_corrections(qwords: list[tuple[str, str, bool]], distinct: list[str
     either, and neither is guessed.
 
     Only a word of :data:`MIN_CORRECTED_LETTERS` to :data:`MAX_CORRECTED_LETTERS` ASCII letters (the first
-    :data:`MAX_SPELLED_WORDS` such words of a query), not capitalised (a name the notes do not
+    :data:`MAX_SPELLED_WORDS` such words of a query are tried, whether a correction is found or not: QA round 155-A
+    F2, a prompt of 300 random 30-letter words was expanded word by word, 1.25 s, as only corrections counted), not
+    capitalised (a name the notes do not
     hold is no typo of a word they do), that the ``lexicon`` (when there is one) does not list as an English or a
     Turkish word (as written or by its stem: a word spelled right that no note holds is a word the notes do not
     use, and one edit from it is another word), and whose term no other reading replaced (``resolved``) is
@@ -527,12 +529,14 @@ def spelling_corrections(qwords: list[tuple[str, str, bool]], distinct: list[str
     if not unknown:
         return {}
     out: dict[str, tuple[str, str, tuple[str, ...]]] = {}
+    tried: set[str] = set()  # (the words tried, corrected or not: QA round 155-A F2, the cap counted corrections)
     for term, word, cap in qwords:
-        if len(out) >= MAX_SPELLED_WORDS:
-            break
-        if term not in unknown or term in out or cap or not MIN_CORRECTED_LETTERS <= len(word) <= MAX_CORRECTED_LETTERS \
+        if term not in unknown or term in tried or cap or not MIN_CORRECTED_LETTERS <= len(word) <= MAX_CORRECTED_LETTERS \
                 or not (word.isascii() and word.isalpha()) or (lexicon is not None and _listed_word(word, lexicon)):
             continue
+        if len(tried) >= MAX_SPELLED_WORDS:
+            break
+        tried.add(term)
         candidates: dict[str, str] = {}  # the term of each spelling one edit away: its shortest spelling
         for w in sorted(one_edit_spellings(word), key=lambda w: (len(w), w)):
             if w not in STOPWORDS:
@@ -1103,8 +1107,9 @@ def name_words(written: str) -> frozenset[str]:
 MAX_SPELLED_WORDS = 16
 """Query words tried in their Turkish spellings (up to 63 each; a word with Turkish letters, in its one ASCII
 spelling, :func:`ascii_term`) or as loanwords (up to 32 English
-spellings of a few roots each, ≈ 0.03 ms a word with the C kernel, 0.1 ms without): a question has
-a handful of unknown words; a pasted text of hundreds would cost seconds."""
+spellings of a few roots each, ≈ 0.03 ms a word with the C kernel, 0.1 ms without), or, in a query that matched
+nothing, for a spelling correction (:func:`spelling_corrections`: 54n + 25 spellings of n letters each, stemmed and
+looked up): a question has a handful of unknown words; a pasted text of hundreds would cost seconds."""
 
 
 RESOLVED_WORDS_MAX = 100_000
