@@ -575,6 +575,17 @@ if TYPE_CHECKING:
     _Method = TypeVar("_Method", bound=Callable[..., Any])
 
 
+NOTHING_MATCHED = "nothing matched the query as typed"
+"""How a recall's note on its spelling correction begins (:meth:`Index.recall`; a
+:class:`~dreamdb.multi.MultiIndex`'s says "… in any vault")."""
+
+
+def corrected_words(corrected: dict[str, str]) -> str:
+    """``securty → security, worktres → worktrees or workers``: a plan's corrected words
+    (:attr:`dreamdb.ranking.rank.QueryPlan.corrected`) as the spelling correction's note names them."""
+    return ", ".join(f"{typed} → {spelled}" for typed, spelled in corrected.items())
+
+
 def take_each_once(notes: deque[str]) -> list[str]:
     """Every note in ``notes``, each once, in the order first given; ``notes`` is emptied (see :meth:`Index.take_notes`)."""
     drained = []  # (popped one by one, each atomic: a note another thread adds meanwhile is taken now or by the
@@ -770,7 +781,8 @@ class Index:
         self._plan_noted = True  # whether recall(explain=True) notes how the query's words were read (_plan_notes;
         # the prompt hook, which logs none of them, turns it off: its translations' lookups were ≈ 4 ms a prompt)
         self._deferring = threading.local()  # .notes: where this thread's filter notes go instead (_explain_filters);
-        # .clock: the current time a MultiIndex read once for every vault of a call (_machine_now)
+        # .clock: the current time a MultiIndex read once for every vault of a call (_machine_now); .spelling: a
+        # MultiIndex's spelling correction of a recall, decided for all its vaults (dreamdb.multi.VaultsSpelling)
         self._format_noted = None  # (connection, data_version) whose index format was checked (_note_other_format)
         self._schema_checked = None  # (connection, data_version) whose schema version was checked (_follow_schema)
         self._vault_checked = None  # the connection whose recorded vault was checked (_sync_for_other_vault)
@@ -2689,26 +2701,66 @@ class Index:
                                         plan, mode="bm25", explain=explain)
             return plan, self._bm25_snapshot(plan, top, now_days, filters, explain)
 
+        # (searched with other vaults: a MultiIndex decides the correction for all of them, QA round 155-A F1)
+        across = getattr(self._deferring, "spelling", None)
+
         def corrected_if_nothing_matched():
             # A query that matched nothing as typed is read again with its misspelled words corrected (QA round
             # 154-D F4: `dashbaord securty` found nothing; dreamdb.ranking.rank.spelling_corrections says why only
             # then), and said so
+            if across is not None and across.corrections is not None:  # no vault matched it as typed
+                plan, hits = plan_and_rank(plan_query(query, synonyms, vocabulary=self._vocabulary(),
+                                                      lexicon=self._lexicon(), corrections=across.corrections))
+                across.read(plan.corrected)
+                return plan, hits
             plan, hits = plan_and_rank()
+            if across is not None and hits:
+                across.matched = True
             if mode == "bm25" and plan.terms and not hits:
-                again = plan_query(query, synonyms, vocabulary=self._vocabulary(), lexicon=self._lexicon(), correct=True)
                 # (ranked again only when a word was corrected, and only when the query as typed matches no note at
                 # all, not merely none the filters keep: QA round 154-G F4, `--types knowledge "bookmarks checklst"`
                 # said nothing matched as typed while `bookmarks` did, in a note of another type)
-                if again.corrected and not self._rank(plan, top=1, now_days=now_days,
-                                                      filters=Filters(include_expired=True)):
+                def matched_unfiltered():
+                    return bool(self._rank(plan, top=1, now_days=now_days, filters=Filters(include_expired=True)))
+
+                if across is not None:  # (its MultiIndex reads the query again if no vault matched it: 155-A F1)
+                    if matched_unfiltered():
+                        across.matched = True
+                    else:
+                        across.found_in(self, plan_query(query, synonyms, vocabulary=self._vocabulary(),
+                                                         lexicon=self._lexicon(), correct=True).corrections)
+                    return plan, hits
+                again = plan_query(query, synonyms, vocabulary=self._vocabulary(), lexicon=self._lexicon(), correct=True)
+                if again.corrected and not matched_unfiltered():
                     return plan_and_rank(again)
             return plan, hits
 
         plan, hits = self._guarded(corrected_if_nothing_matched)
         self._note_unsynced_state()
-        if plan.corrected:
-            self.notes.append("nothing matched the query as typed; read with its spelling corrected: "
-                              + ", ".join(f"{typed} → {spelled}" for typed, spelled in plan.corrected.items()))
+        if plan.corrected and across is None:  # (a MultiIndex says it once, for every vault)
+            self.notes.append(f"{NOTHING_MATCHED}; read with its spelling corrected: " + corrected_words(plan.corrected))
+        with self._holding_notes(across.holding(self) if across is not None else None):
+            return self._recall_tail(query, plan, hits, mode, top, now_days, filters, explain)
+
+    @contextmanager
+    def _holding_notes(self, into: list | None):
+        """Within the block, the notes this Index adds go to ``into`` instead (when it is a list; the lock is held):
+        a vault a :class:`~dreamdb.multi.MultiIndex` may read again, its query corrected, holds back its notes on
+        the reading as typed (QA round 155-A F1), which the MultiIndex adds if it does not."""
+        if into is None:
+            yield
+            return
+        kept, self.notes = self.notes, deque(maxlen=MAX_NOTES)
+        try:
+            yield
+        finally:
+            into.extend(self.notes)
+            self.notes = kept
+
+    def _recall_tail(self, query: str, plan, hits, mode: str, top: int, now_days: float, filters: Filters,
+                     explain: bool) -> list[Hit]:
+        """:meth:`recall` after its BM25 ranking (``hits``; ``None`` in another mode): the notes on the query, the
+        other modes' ranking, the notes on an empty result or on the hits; returns the hits."""
         if not plan.terms:
             # Every mode alike: the dense channel would return its nearest chunks to "the of and",
             # which is noise presented as an answer.

@@ -21,8 +21,9 @@ import os
 from collections import deque
 
 from dreamdb import config
-from dreamdb.api import MAX_NOTES, Hit, Index, take_each_once
+from dreamdb.api import MAX_NOTES, NOTHING_MATCHED, Hit, Index, corrected_words, take_each_once
 from dreamdb.errors import UsageError
+from dreamdb.ranking.rank import merge_corrections
 from dreamdb.ranking.signals import tie_score
 from dreamdb.store.sync import SyncReport
 
@@ -102,20 +103,49 @@ class MultiIndex:
         says so (:meth:`take_notes`): a long-lived process searching a user vault and project vaults kept none of
         its memory when one project folder went (QA round 97-A F4).
 
+        The spelling correction (:meth:`Index.recall`: a BM25 query that matched no note as typed is read again with
+        its misspelled words corrected) is decided for all the vaults: a query that matched a note of any vault as
+        typed (one its filters leave out too) is left as typed in every vault; one that matched none is read again
+        in every vault with the corrections of all (:func:`dreamdb.ranking.rank.merge_corrections`: a typo stands
+        for the words one edit away that any vault's English notes hold, the one most of their documents hold
+        first), and one note says so, ``nothing matched the query as typed in any vault; …``. A vault that reads the
+        query as Turkish typed without its letters (by its own notes) keeps that reading, uncorrected, as alone.
+        QA round 155-A F1: each vault decided alone, so one vault's corrected hits (`securty` read as *security*, 14
+        notes) came before the only note that held `securty` as typed, in another vault, 15th.
+
         Raises:
             VaultNotFound: every vault is gone.
             DreamdbError: as :meth:`Index.recall`.
         """
-        return merge_hits(self._each_vault(lambda index: index.recall(query, top=top, **kwargs),
-                                           clock=kwargs.get("now") is None), top)
+        from dreamdb.api import _now
 
-    def _each_vault(self, call, *, clock: bool = False) -> list:
+        def recall(index):
+            return index.recall(query, top=top, **kwargs)
+
+        now = _now(None) if kwargs.get("now") is None else None  # (one instant for both readings)
+        spelling = VaultsSpelling()
+        lists = self._each_vault(recall, now=now, spelling=spelling)
+        if spelling.again():
+            again = VaultsSpelling(merge_corrections(list(spelling.found.values())))
+            lists = self._each_vault(recall, now=now, spelling=again)
+            if again.said:
+                self._notes.append(f"{NOTHING_MATCHED} in any vault; every vault read it with its spelling corrected: "
+                                   + corrected_words(again.said))
+        else:
+            for index, notes in spelling.held.values():
+                index.notes.extend(notes)
+        return merge_hits(lists, top)
+
+    def _each_vault(self, call, *, clock: bool = False, now=None, spelling: VaultsSpelling | None = None) -> list:
         """``call(index)`` for every vault still there, in order; a vault gone since this object was made is left
         out, with a note. When some vault's result is not empty, the notes of the others on how their filters
         emptied theirs are dropped. With ``clock`` (a call without ``now``), the current time is read once and every
         vault reads it as its own (:meth:`Index._machine_now`): one instant ranks every vault's hits, so equal hits
         tie (QA round 151-F F1: each vault read the clock a little later, their recency differed beyond the
-        rankScore's rounding and equal hits came in vault order), and ``today`` and expiry mean one instant.
+        rankScore's rounding and equal hits came in vault order), and ``today`` and expiry mean one instant; ``now``
+        (a ``datetime``) is that instant, read by the caller. ``spelling``: a recall's spelling correction across the
+        vaults, which every vault's recall reads (:class:`VaultsSpelling`); when the query is to be read again,
+        corrected, the filters' notes are dropped (the second reading says its own).
 
         Raises:
             VaultNotFound: every vault is gone.
@@ -123,21 +153,25 @@ class MultiIndex:
         from dreamdb.api import _now
         from dreamdb.errors import VaultNotFound
 
-        now = _now(None) if clock else None
+        if now is None and clock:
+            now = _now(None)
         results, gone, deferred = [], [], []
         for index in self._searched_once():
             index._deferring.notes = notes = []  # (this thread's: QA round 128-A F5)
             index._deferring.clock = now
+            index._deferring.spelling = spelling
             try:
                 results.append(call(index))
                 deferred.append((index, notes))
             except VaultNotFound as exc:
                 gone.append((index, exc))
             finally:
-                index._deferring.notes = index._deferring.clock = None
+                index._deferring.notes = index._deferring.clock = index._deferring.spelling = None
         if gone and not results:
             raise gone[0][1]
         self._notes.extend(f"{index.vault}: left out: {exc.message}" for index, exc in gone)
+        if spelling is not None and spelling.again():
+            return results
         if not any(results):  # a vault's filters do not explain an empty result of its own when another vault has
             for index, notes in deferred:  # results (QA round 126-A F6)
                 index.notes.extend(notes)
@@ -240,6 +274,55 @@ class MultiIndex:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class VaultsSpelling:
+    """One recall's spelling correction across a :class:`MultiIndex`'s vaults (QA round 155-A F1), which each
+    vault's :meth:`Index.recall` reads as this thread's ``_deferring.spelling``. A first reading, as typed
+    (``corrections`` ``None``), gathers whether any vault matched the query (``matched``) and each vault's own
+    corrections where it matched nothing (``found``), and has such a vault hold back its notes (``held``); a second
+    reading, when no vault matched and some vault had corrections (:meth:`again`), gives every vault the
+    corrections of all (``corrections``, :func:`dreamdb.ranking.rank.merge_corrections`) and keeps the words as
+    read (``said``).
+
+    Attributes:
+        corrections: the corrections every vault reads (the second reading), or ``None`` (the first).
+        matched: the query as typed matched a note of some vault (one its filters leave out too).
+        found: ``{id(index): its spelling_corrections}`` of the vaults that matched nothing as typed.
+        held: ``{id(index): (index, its notes held back)}`` of those vaults.
+        said: ``{word as typed: its corrected spellings}``, as a vault read them (the second reading).
+    """
+
+    def __init__(self, corrections: dict | None = None) -> None:
+        self.corrections = corrections
+        self.matched = False
+        self.found: dict[int, dict] = {}
+        self.held: dict[int, tuple[Index, list[str]]] = {}
+        self.said: dict[str, str] = {}
+
+    def found_in(self, index: Index, corrections: dict) -> None:
+        """``index`` matched nothing as typed; ``corrections`` are its own (maybe none)."""
+        if corrections:
+            self.found[id(index)] = corrections
+        else:
+            self.found.pop(id(index), None)
+
+    def holding(self, index: Index) -> list[str] | None:
+        """Where ``index`` holds back its notes on this reading (a list), or ``None`` (it adds them): it holds them
+        on the first reading when it may be read again (it had corrections)."""
+        if self.corrections is not None or id(index) not in self.found:
+            return None
+        return self.held.setdefault(id(index), (index, []))[1]
+
+    def read(self, corrected: dict[str, str]) -> None:
+        """A vault read the query with these corrected words (the second reading)."""
+        if corrected and not self.said:
+            self.said = dict(corrected)
+
+    def again(self) -> bool:
+        """Whether the query is to be read again, corrected, in every vault: this is the first reading, no vault
+        matched it as typed, and some vault's notes hold a correction."""
+        return self.corrections is None and not self.matched and bool(self.found)
 
 
 def merge_hits(lists: list[list[Hit]], top: int) -> list[Hit]:

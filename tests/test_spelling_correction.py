@@ -140,3 +140,35 @@ def test_the_cap_counts_the_words_tried_not_the_words_corrected(tiny_vault):
         # the cap's worth of uncorrectable words before it: the typo is the 17th, not tried
         assert index.recall(" ".join(junk + ["checklst"])) == []
         assert not any("spelling corrected" in n for n in index.take_notes())
+
+
+def test_several_vaults_correct_only_when_none_matched_and_alike(tmp_path):
+    """QA round 155-A F1: each vault decided alone whether nothing matched, so one vault's notes read through the
+    corrected spelling (`securty` as *security*) came before the only note, in another vault, that held the word as
+    typed. A query that matched a note of any vault as typed (one its filters leave out too) is left as typed in all;
+    one that matched none is read in every vault with the corrections of all, and said once."""
+    a, b = tmp_path / "a" / "_dream_context", tmp_path / "b" / "_dream_context"
+    write_doc(a, "knowledge/dashboard-security.md", "---\nname: Dashboard security\ntags: [ops]\n---\n"
+              "The dashboard server's security: it binds to localhost and checks a token.\n")
+    write_doc(a, "knowledge/workers.md",
+              "---\nname: Background workers\n---\nThe workers drain the queue; workers restart on failure.\n")
+    write_doc(b, "knowledge/typo-note.md", "---\ntitle: Typo note\n---\nThe securty of the widget is handled elsewhere.\n")
+    write_doc(b, "knowledge/worktrees.md",
+              "---\nname: Worktrees and the brain\n---\nEvery git worktree shares one brain folder.\n")
+    with dreamdb.open([a, b]) as index:
+        # matched as typed in b: no vault corrects it
+        assert [h.doc_id for h in index.recall("securty", top=10)] == ["knowledge/typo-note"]
+        assert not any("spelling corrected" in n for n in index.take_notes())
+        # matched as typed in b by a note the filter leaves out: nor is it corrected in a
+        assert index.recall("securty", tags="ops") == []
+        assert not any("spelling corrected" in n for n in index.take_notes())
+        # matched in no vault: every vault reads it with the corrections of all (a's workers, b's worktrees), said once
+        hits = index.recall("worktres", top=10)
+        assert {(h.doc_id, h.vault) for h in hits} == {("knowledge/workers", str(a)), ("knowledge/worktrees", str(b))}
+        notes = [n for n in index.take_notes() if "spelling corrected" in n]
+        assert len(notes) == 1 and notes[0].startswith("nothing matched the query as typed in any vault"), notes
+        assert "worktres → " in notes[0] and "worktree" in notes[0] and "worke" in notes[0], notes
+    # one vault alone still corrects by its own notes
+    with dreamdb.open(a) as index:
+        assert [h.doc_id for h in index.recall("securty")] == ["knowledge/dashboard-security"]
+        assert any("securty → security" in n for n in index.take_notes())

@@ -69,7 +69,9 @@ class QueryPlan:
             analysed as Turkish, for the query's own terms (:func:`_own_forms`); counted with the term in
             its class (:func:`class_members`), in rankScore only.
         corrected: ``{query word as typed: its corrected spelling}`` (:func:`spelling_corrections`; only when
-            planned with ``correct``).
+            planned with ``correct`` or given ``corrections``).
+        corrections: the corrections read into this plan, as :func:`spelling_corrections` gives them (a
+            :class:`~dreamdb.multi.MultiIndex` merges its vaults' with :func:`merge_corrections`).
     """
 
     text: str
@@ -82,6 +84,7 @@ class QueryPlan:
     by_lexicon: list[str] = factory(list)
     forms: dict[str, tuple[str, ...]] = factory(dict)
     corrected: dict[str, str] = factory(dict)
+    corrections: dict[str, tuple[str, tuple[tuple[str, str, int], ...]]] = factory(dict)
 
 
 def class_members(plan: QueryPlan) -> dict[str, tuple[str, ...]]:
@@ -281,7 +284,8 @@ def other_forms(term: str, held) -> tuple[str, ...]:
     return tuple(y for y in held if y != term and (y == root or stem(y, True) == term))
 
 
-def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None, *, correct: bool = False) -> QueryPlan:
+def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None, *, correct: bool = False,
+               corrections: dict | None = None) -> QueryPlan:
     """Analyze a query (same analyzer as documents; never parsed as a query language).
 
     Args:
@@ -325,6 +329,10 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None, *, 
         correct: also correct the spelling of an English query's words no note holds
             (:func:`spelling_corrections`; :meth:`dreamdb.Index.recall` asks for it when the query as typed matched
             nothing).
+        corrections: corrections to read instead of this vocabulary's own, as :func:`spelling_corrections` gives
+            them (:func:`merge_corrections` of several vaults': :meth:`dreamdb.multi.MultiIndex.recall` has every
+            vault read the query with the corrections of all, QA round 155-A F1); each is read where ``correct`` would
+            correct (an English query, the word's term in no other reading); ``None``: ``correct`` decides.
 
     Returns:
         QueryPlan.
@@ -357,6 +365,7 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None, *, 
     distinct = distinct[:MAX_QUERY_TERMS]
     resolved: dict[str, str] = {}
     corrected: dict[str, str] = {}
+    applied: dict[str, tuple[str, tuple[tuple[str, str, int], ...]]] = {}  # (the corrections read: plan.corrections)
     by_lexicon: list[str] = []
     forms: dict[str, tuple[str, ...]] = {}  # a translation's term → its other forms (other_forms)
     # A Turkish question whose own words, not only a name in it, read as Turkish, over an index with
@@ -389,13 +398,18 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None, *, 
         resolved, by_lexicon, forms = _resolve(text, qwords, turkish, distinct, vocabulary, reads_turkish=reads_turkish,
                                                translates=translates, lexicon=lexicon, names=names,
                                                letterless=letterless)
-    if correct and vocabulary is not None and distinct and not turkish and not letterless:
-        if qwords is None:
-            qwords = query_words(text, turkish, words, written_words)
-        for term, (typed, spelled, (best, *others)) in spelling_corrections(qwords, distinct, resolved, vocabulary,
-                                                                            lexicon).items():
+    if (correct or corrections is not None) and vocabulary is not None and distinct and not turkish and not letterless:
+        if corrections is None:
+            if qwords is None:
+                qwords = query_words(text, turkish, words, written_words)
+            corrections = spelling_corrections(qwords, distinct, resolved, vocabulary, lexicon)
+        for term in distinct:  # (in the query's order)
+            if term not in corrections or term in resolved:
+                continue
+            applied[term] = typed, found = corrections[term]
+            best, *others = (t for t, _spelling, _docs in found)
             resolved[term] = best
-            corrected[typed] = spelled
+            corrected[typed] = " or ".join(spelling for _t, spelling, _docs in found)
             if others:
                 forms[best] = tuple(dict.fromkeys((*forms.get(best, ()), *others)))
     terms = list(dict.fromkeys(resolved.get(t, t) for t in distinct))
@@ -448,7 +462,7 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None, *, 
         # sleep in the class uyku|sleep and as consolidation's synonym)
         in_class = {m for ms in _classes(translated, resolved, terms, forms).values() for m in ms}
         syn = {s: w for s, w in syn.items() if s not in in_class}
-    return QueryPlan(text, terms, syn, turkish, dropped, resolved, translated, by_lexicon, forms, corrected)
+    return QueryPlan(text, terms, syn, turkish, dropped, resolved, translated, by_lexicon, forms, corrected, applied)
 
 
 MAX_CORRECTED_LETTERS = 30
@@ -490,8 +504,8 @@ def _listed_word(word: str, lexicon) -> bool:
 
 
 def spelling_corrections(qwords: list[tuple[str, str, bool]], distinct: list[str], resolved: dict[str, str],
-                         vocabulary, lexicon) -> dict[str, tuple[str, str, tuple[str, ...]]]:
-    """``{term: (the word as typed, its spellings, "a or b", the index's terms of those spellings)}`` for the
+                         vocabulary, lexicon) -> dict[str, tuple[str, tuple[tuple[str, str, int], ...]]]:
+    """``{term: (the word as typed, ((a correction's term, its spelling, documents holding the term), …))}`` for the
     words of an English query that no note holds
     in any reading and that read, one edit away, as words notes not analysed as Turkish hold (a typo: ``securty``,
     ``licencing``, ``consolidaton``), the correction most documents hold first (then in order). :func:`plan_query`
@@ -510,7 +524,8 @@ def spelling_corrections(qwords: list[tuple[str, str, bool]], distinct: list[str
     correction's term is analysed as the query's words are (English), and replaces the term as another analysis
     does (:func:`plan_query`'s ``resolved``): a word found in a note is never changed. QA round 154-D F4: BM25 found
     nothing for ``dashbaord securty`` or ``worktres and the brian``, and the prompt hook's default mode is BM25.
-    Used only for a query that matched nothing as typed (:meth:`dreamdb.Index.recall`): corrected on every query,
+    Used only for a query that matched nothing as typed (:meth:`dreamdb.Index.recall`; over several vaults, nothing
+    in any, each vault's corrections merged, :meth:`dreamdb.multi.MultiIndex.recall`): corrected on every query,
     XQuAD's and SciFact's English questions lost as many places as they gained (``python -m eval --set xquad --set
     scifact --modes bm25``, 7 Dec 2026: SciFact nDCG@10 0.6830 → 0.6827, XQuAD sentences en→en 0.8406 → 0.8404,
     paragraphs en→mixed 0.8694 → 0.8684, paragraphs en→en 0.9698 → 0.9703; ``latest`` read as a typo of *late*,
@@ -528,7 +543,7 @@ def spelling_corrections(qwords: list[tuple[str, str, bool]], distinct: list[str
     unknown = set(distinct) - set(resolved) - vocabulary.known(distinct)
     if not unknown:
         return {}
-    out: dict[str, tuple[str, str, tuple[str, ...]]] = {}
+    out: dict[str, tuple[str, tuple[tuple[str, str, int], ...]]] = {}
     tried: set[str] = set()  # (the words tried, corrected or not: QA round 155-A F2, the cap counted corrections)
     for term, word, cap in qwords:
         if term not in unknown or term in tried or cap or not MIN_CORRECTED_LETTERS <= len(word) <= MAX_CORRECTED_LETTERS \
@@ -546,9 +561,33 @@ def spelling_corrections(qwords: list[tuple[str, str, bool]], distinct: list[str
         if not found:
             continue
         _n, _a, counts = vocabulary.cooccurrence(sorted(found), sorted(found)[:1])
-        ordered = tuple(sorted(found, key=lambda t: (-counts.get(t, (0, 0))[1], t)))
-        out[term] = (word, " or ".join(candidates[t] for t in ordered), ordered)
+        out[term] = (word, _by_documents((t, candidates[t], counts.get(t, (0, 0))[1]) for t in found))
     return out
+
+
+def merge_corrections(found: list[dict[str, tuple[str, tuple[tuple[str, str, int], ...]]]]
+                      ) -> dict[str, tuple[str, tuple[tuple[str, str, int], ...]]]:
+    """Several indexes' :func:`spelling_corrections` of one query (a :class:`~dreamdb.multi.MultiIndex`'s vaults) as
+    one: a word's corrections are those of every index, each term's documents summed over them, the one most
+    documents hold first (then by term), its spelling the one of the index where most documents hold it (the
+    first such index on a tie). QA round 155-A F1: each vault read a query by its own notes' words, so one typo
+    stood for other words in each vault."""
+    merged: dict[str, tuple[str, dict[str, list]]] = {}
+    for corrections in found:
+        for term, (typed, spelled) in corrections.items():
+            _typed, by_term = merged.setdefault(term, (typed, {}))
+            for t, spelling, docs in spelled:
+                seen = by_term.setdefault(t, [spelling, 0, docs])
+                seen[1] += docs
+                if docs > seen[2]:
+                    seen[0], seen[2] = spelling, docs
+    return {term: (typed, _by_documents((t, spelling, docs) for t, (spelling, docs, _most) in by_term.items()))
+            for term, (typed, by_term) in merged.items()}
+
+
+def _by_documents(found) -> tuple[tuple[str, str, int], ...]:
+    """``(term, spelling, documents)`` triples, the most documents first, then by term."""
+    return tuple(sorted(found, key=lambda c: (-c[2], c[0])))
 
 
 def _common_openings(text: str, words: list[str], written: list[str],
