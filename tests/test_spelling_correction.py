@@ -172,3 +172,23 @@ def test_several_vaults_correct_only_when_none_matched_and_alike(tmp_path):
     with dreamdb.open(a) as index:
         assert [h.doc_id for h in index.recall("securty")] == ["knowledge/dashboard-security"]
         assert any("securty → security" in n for n in index.take_notes())
+
+
+@pytest.mark.parametrize("engine", ["sql", "memory"])
+def test_a_correction_is_named_as_the_notes_write_it(tiny_vault, engine):
+    """QA round 155-A F5: the note named a correction by its shortest spelling one edit from the typo, which stems to
+    a term the notes hold but may be no word of theirs (``securtys → securitys``, ``comitted → … or cometted``). Now by
+    the spelling one edit away that the notes write, else by the word they write that term as most often."""
+    write_doc(tiny_vault, "knowledge/release.md", "---\nname: Release notes\n---\nThe fix was committed on Friday. "
+              "Security is reviewed first: security reviews block a release.\n")
+    write_doc(tiny_vault, "knowledge/sky.md", "---\nname: Night sky\n---\nTwo comets crossed the sky; comets are rare.\n")
+    with dreamdb.open(tiny_vault, engine=engine) as index:
+        assert [h.doc_id for h in index.recall("securtys")] == ["knowledge/release"]
+        notes = [n for n in index.take_notes() if "spelling corrected" in n]
+        assert notes and notes[0].endswith("securtys → security"), notes
+        assert {h.doc_id for h in index.recall("comitted")} == {"knowledge/release", "knowledge/sky"}
+        notes = [n for n in index.take_notes() if "spelling corrected" in n]
+        assert notes and notes[0].endswith("comitted → comets or committed"), notes  # (one note each: by term)
+        # a query read as Turkish (here by one word, için) has no word corrected, its English typos included
+        assert index.recall("securtys için") == []
+        assert not any("spelling corrected" in n for n in index.take_notes())

@@ -42,8 +42,8 @@ from dreamdb.cognates import term_heads
 from dreamdb.config import KERNEL_ENV, kernel_switch  # noqa: F401 - KERNEL_ENV: this module's name for it
 from dreamdb.ranking import bm25 as F
 from dreamdb.ranking import signals as S
-from dreamdb.ranking.rank import (HIT_COLUMNS, Filters, QueryPlan, Ranked, class_members, corpus_stats, known_terms,
-                                  superseded_by)
+from dreamdb.ranking.rank import (HIT_COLUMNS, Filters, QueryPlan, Ranked, class_members, corpus_stats,
+                                  held_spellings, known_terms, superseded_by)
 from dreamdb.store.connect import read_snapshot
 
 try:  # the C accumulator (dreamdb/ranking/_kernel.c), built at install time where a C compiler is present
@@ -477,6 +477,11 @@ class MemoryEngine:
         if in_turkish is None:
             return set(self._text_terms.intersection(terms))
         return set((self._turkish_text_terms if in_turkish else self._other_text_terms).intersection(terms))
+
+    def spellings(self, terms) -> dict[str, dict[str, int]]:
+        """The notes' words of ``terms``, read from the documents' text (:func:`dreamdb.ranking.rank.held_spellings`:
+        the index keeps no words, nor this engine)."""
+        return held_spellings(self.conn, terms)
 
     def cooccurrence(self, terms, anchors) -> tuple[int, int, dict[str, tuple[int, int]]]:
         """Document counts for :func:`dreamdb.ranking.rank.in_context`, as

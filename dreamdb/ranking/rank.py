@@ -328,7 +328,9 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None, *, 
             writes only in a file name or its path (:func:`name_words`) is not translated.
         correct: also correct the spelling of an English query's words no note holds
             (:func:`spelling_corrections`; :meth:`dreamdb.Index.recall` asks for it when the query as typed matched
-            nothing).
+            nothing). A query analysed as Turkish (one Turkish word can make it so: ``securtys için``), or read as
+            Turkish typed without its letters (by the ``lexicon``), has no word corrected, its English typos
+            included.
         corrections: corrections to read instead of this vocabulary's own, as :func:`spelling_corrections` gives
             them (:func:`merge_corrections` of several vaults': :meth:`dreamdb.multi.MultiIndex.recall` has every
             vault read the query with the corrections of all, QA round 155-A F1); each is read where ``correct`` would
@@ -506,7 +508,9 @@ def _listed_word(word: str, lexicon) -> bool:
 def spelling_corrections(qwords: list[tuple[str, str, bool]], distinct: list[str], resolved: dict[str, str],
                          vocabulary, lexicon) -> dict[str, tuple[str, tuple[tuple[str, str, int], ...]]]:
     """``{term: (the word as typed, ((a correction's term, its spelling, documents holding the term), …))}`` for the
-    words of an English query that no note holds
+    words of an English query (:func:`plan_query` asks for none in a query analysed as Turkish, or read as Turkish
+    typed without its letters: one Turkish word, ``için``, leaves every English typo of the query as typed) that no
+    note holds
     in any reading and that read, one edit away, as words notes not analysed as Turkish hold (a typo: ``securty``,
     ``licencing``, ``consolidaton``), the correction most documents hold first (then in order). :func:`plan_query`
     replaces the term by the first and counts the others with it as one term, a class (:func:`class_members`), as
@@ -524,6 +528,10 @@ def spelling_corrections(qwords: list[tuple[str, str, bool]], distinct: list[str
     correction's term is analysed as the query's words are (English), and replaces the term as another analysis
     does (:func:`plan_query`'s ``resolved``): a word found in a note is never changed. QA round 154-D F4: BM25 found
     nothing for ``dashbaord securty`` or ``worktres and the brian``, and the prompt hook's default mode is BM25.
+    A correction's spelling is the one the notes write (:func:`_shown_spelling`, :func:`held_spellings`: the
+    spelling one edit away if a note writes it, else the word the notes write the term as most often), what the
+    recall's note shows.
+
     Used only for a query that matched nothing as typed (:meth:`dreamdb.Index.recall`; over several vaults, nothing
     in any, each vault's corrections merged, :meth:`dreamdb.multi.MultiIndex.recall`): corrected on every query,
     XQuAD's and SciFact's English questions lost as many places as they gained (``python -m eval --set xquad --set
@@ -537,7 +545,7 @@ def spelling_corrections(qwords: list[tuple[str, str, bool]], distinct: list[str
         qwords: :func:`dreamdb.analyzer.query_words` of the query (English).
         distinct: the query's distinct terms.
         resolved: terms already replaced by another reading (left alone).
-        vocabulary: the index's vocabulary (``known``, ``cooccurrence``).
+        vocabulary: the index's vocabulary (``known``, ``cooccurrence``, ``spellings``).
         lexicon: :class:`dreamdb.lexicon.Lexicon` (its English and Turkish headwords) or ``None``.
     """
     unknown = set(distinct) - set(resolved) - vocabulary.known(distinct)
@@ -552,16 +560,70 @@ def spelling_corrections(qwords: list[tuple[str, str, bool]], distinct: list[str
         if len(tried) >= MAX_SPELLED_WORDS:
             break
         tried.add(term)
-        candidates: dict[str, str] = {}  # the term of each spelling one edit away: its shortest spelling
+        candidates: dict[str, list[str]] = {}  # the term of each spelling one edit away: its spellings, shortest first
         for w in sorted(one_edit_spellings(word), key=lambda w: (len(w), w)):
             if w not in STOPWORDS:
-                candidates.setdefault(stem(w, False), w)
+                candidates.setdefault(stem(w, False), []).append(w)
         candidates.pop(term, None)
         found = vocabulary.known(candidates, in_turkish=False)
         if not found:
             continue
         _n, _a, counts = vocabulary.cooccurrence(sorted(found), sorted(found)[:1])
-        out[term] = (word, _by_documents((t, candidates[t], counts.get(t, (0, 0))[1]) for t in found))
+        written = vocabulary.spellings(found)
+        out[term] = (word, _by_documents((t, _shown_spelling(candidates[t], written.get(t)), counts.get(t, (0, 0))[1])
+                                         for t in found))
+    return out
+
+
+def _shown_spelling(spellings: list[str], written: dict[str, int] | None) -> str:
+    """How a correction's note names a correction: of its ``spellings`` one edit from the typo (shortest first), the
+    first the notes write (``written``: :func:`held_spellings`' words of its term), else the word the notes write
+    it most often as (then the shortest, then alphabetically), else the shortest spelling (QA round 155-A F5:
+    ``securtys → securitys``, ``comitted → … or cometted``, spellings of the term no note writes)."""
+    if written:
+        return next((w for w in spellings if w in written), None) or min(written, key=lambda w: (-written[w], len(w), w))
+    return spellings[0]
+
+
+SPELLING_SAMPLE_DOCUMENTS = 3
+"""Documents :func:`held_spellings` reads for a term's words: those where the term is most frequent (its title,
+description and body term frequencies summed), a few lookups a correction (its note's words only)."""
+
+SPELLING_SAMPLE_CHARS = 20_000
+"""Characters of each such document's text :func:`held_spellings` reads (its title, description and body, in that
+order): a long note's head, so that a correction of a prompt stays a few milliseconds."""
+
+
+def held_spellings(conn, terms) -> dict[str, dict[str, int]]:
+    """``{term: {a word as the notes write it, lowercased: times written}}``: the ASCII words whose English term is
+    one of ``terms`` in the :data:`SPELLING_SAMPLE_DOCUMENTS` documents not analysed as Turkish where the term is most
+    frequent (the first :data:`SPELLING_SAMPLE_CHARS` characters of each), for :func:`spelling_corrections`' note;
+    a term none of whose words is found so (a word of a slug or tags alone, or of a long note's tail) is left out.
+    The index keeps terms, not words: the words are read from the documents' text. ``conn``: the index connection.
+
+    A word is read where it begins with the term but for its last letter (an English stem is its word's head, its
+    last letter changed at most: *security* → ``securiti``; the few irregular exceptions of Snowball's list, *dying*
+    → ``die``, are not found), ASCII letters from a non-letter to a non-letter."""
+    out: dict[str, dict[str, int]] = {}
+    for term in terms:
+        rows = conn.execute(  # (the texts of the chosen documents only)
+            "SELECT substr(title || ' ' || description || ' ' || body, 1, ?) FROM documents WHERE id IN"
+            " (SELECT p.doc FROM postings p JOIN documents d ON d.id = p.doc WHERE p.term = ? AND NOT d.turkish"
+            " ORDER BY p.tf_title + p.tf_description + p.tf_body DESC, p.doc LIMIT ?)",
+            (SPELLING_SAMPLE_CHARS, term, SPELLING_SAMPLE_DOCUMENTS)).fetchall()
+        # (lowercased, and the term's head first, a literal the search skips to: a lookbehind before it cost 20 times
+        # as much; a letter before or after it makes another word)
+        pattern = re.compile(rf"{re.escape(term[:-1])}[a-z]*")
+        words: dict[str, int] = {}
+        for (text,) in rows:
+            text = (text or "").lower()
+            for m in pattern.finditer(text):
+                start, end = m.span()
+                if not (start and text[start - 1].isalpha()) and not (end < len(text) and text[end].isalpha()):
+                    words[m.group()] = words.get(m.group(), 0) + 1
+        counts = {w: n for w, n in words.items() if stem(w, False) == term}
+        if counts:
+            out[term] = counts
     return out
 
 
@@ -1916,6 +1978,10 @@ class SqlVocabulary:
     def cooccurrence(self, terms, anchors) -> tuple[int, int, dict[str, tuple[int, int]]]:
         """See :func:`cooccurrence_counts`."""
         return cooccurrence_counts(self.conn, terms, anchors)
+
+    def spellings(self, terms) -> dict[str, dict[str, int]]:
+        """See :func:`held_spellings`."""
+        return held_spellings(self.conn, terms)
 
 
 @record
