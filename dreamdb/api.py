@@ -782,7 +782,8 @@ class Index:
         # the prompt hook, which logs none of them, turns it off: its translations' lookups were ≈ 4 ms a prompt)
         self._deferring = threading.local()  # .notes: where this thread's filter notes go instead (_explain_filters);
         # .clock: the current time a MultiIndex read once for every vault of a call (_machine_now); .spelling: a
-        # MultiIndex's spelling correction of a recall, decided for all its vaults (dreamdb.multi.VaultsSpelling)
+        # MultiIndex's spelling correction of a recall, decided for all its vaults (dreamdb.multi.VaultsSpelling);
+        # .collection: the IDF statistics it pooled over them for a BM25 recall (_pooled)
         self._format_noted = None  # (connection, data_version) whose index format was checked (_note_other_format)
         self._schema_checked = None  # (connection, data_version) whose schema version was checked (_follow_schema)
         self._vault_checked = None  # the connection whose recorded vault was checked (_sync_for_other_vault)
@@ -2697,8 +2698,8 @@ class Index:
             memory = self._memory if self.engine != "sql" else None
             if memory is not None and memory.self_contained and not explain:
                 # Ranking and hits from the caches planning just probed: one state, no statement to run.
-                return plan, self._hits(self._rank(plan, top=top, now_days=now_days, filters=filters, probe=False),
-                                        plan, mode="bm25", explain=explain)
+                return plan, self._hits(self._rank(plan, top=top, now_days=now_days, filters=filters, probe=False,
+                                                   collection=self._pooled()), plan, mode="bm25", explain=explain)
             return plan, self._bm25_snapshot(plan, top, now_days, filters, explain)
 
         # (searched with other vaults: a MultiIndex decides the correction for all of them, QA round 155-A F1)
@@ -2878,9 +2879,10 @@ class Index:
     def _bm25_snapshot(self, plan, top: int, now_days: float, filters: Filters, explain: bool) -> list[Hit]:
         """BM25 hits with the ranking and the hits' rows read in one snapshot of the index: a sync
         committing in between (another process) would leave a ranking of rows that are gone or renumbered."""
+        collection = self._pooled()
         with db.read_snapshot(self.conn):
-            return self._hits(self._rank(plan, top=top, now_days=now_days, filters=filters), plan,
-                              mode="bm25", explain=explain)
+            return self._hits(self._rank(plan, top=top, now_days=now_days, filters=filters, collection=collection),
+                              plan, mode="bm25", explain=explain, collection=collection)
 
     def _note_empty_result(self, plan, now_days: float, filters: Filters) -> None:
         """After an empty result: notes on what may explain it (an empty index, unknown statuses, expiry)."""
@@ -3113,11 +3115,55 @@ class Index:
         self._memory.hold_preload = self._updating_elsewhere
         return self._memory
 
-    def _rank(self, plan, *, top: int, now_days: float, filters: Filters, probe: bool = True) -> list:
-        """BM25 ranking with this index's engine (see ``engine``); ``probe=False`` right after :meth:`_vocabulary`."""
+    def _rank(self, plan, *, top: int, now_days: float, filters: Filters, probe: bool = True,
+              collection=None) -> list:
+        """BM25 ranking with this index's engine (see ``engine``); ``probe=False`` right after :meth:`_vocabulary`;
+        ``collection``: pooled IDF statistics (:meth:`_pooled`), or ``None`` for this index's own."""
         if self.engine == "sql":
-            return rank(self.conn, plan, top=top, now_days=now_days, filters=filters)
-        return self._memory_engine().rank(plan, top=top, now_days=now_days, filters=filters, probe=probe)
+            return rank(self.conn, plan, top=top, now_days=now_days, filters=filters, collection=collection)
+        return self._memory_engine().rank(plan, top=top, now_days=now_days, filters=filters, probe=probe,
+                                          collection=collection)
+
+    def _pooled(self):
+        """The collection statistics a :class:`~dreamdb.multi.MultiIndex` pooled over the vaults of this call (this
+        thread's ``_deferring.collection``: :class:`dreamdb.ranking.rank.Collection`), that a BM25 recall weighs
+        its terms with; ``None`` (this index's own) for a recall of this vault alone. Hybrid rankings keep
+        this vault's own: a MultiIndex merges them by rank."""
+        return getattr(self._deferring, "collection", None)
+
+    @_serialized
+    def _collection_part(self) -> tuple:
+        """This vault's part of the statistics a :class:`~dreamdb.multi.MultiIndex` pools
+        (:class:`dreamdb.ranking.rank.Collection`), after the sync a read runs first (:meth:`_sync_before_read`, so
+        that every vault's counts are those its own ranking reads): ``(n_docs, frequencies, class_frequencies)``, its
+        document count and functions reading its document frequencies (of terms, of classes) when another vault's
+        ranking asks, under this Index's lock: from the memory engine's postings where every one is loaded (its
+        change probe first), else from the index.
+
+        Raises:
+            VaultNotFound: the vault folder is gone.
+            IndexUnavailable, LockTimeout: as :meth:`recall`.
+        """
+        from dreamdb.ranking.rank import class_frequencies, corpus_stats, document_frequencies
+
+        def read(fn, in_memory=None):
+            def one():
+                memory = self._memory if self.engine != "sql" else None
+                if in_memory is not None and memory is not None and memory.conn is self._conn:
+                    memory.refresh()
+                    if memory.self_contained:  # (a dict lookup a term: the SQL reads cost a long prompt ≈ 2×)
+                        return in_memory(memory)
+                return fn(self.conn)
+
+            with self._lock:
+                return self._guarded(one)
+
+        self._sync_before_read()
+        n_docs = read(lambda conn: corpus_stats(conn)["n_docs"])
+        return (n_docs, lambda terms: read(lambda conn: document_frequencies(conn, terms),
+                                           lambda memory: memory.frequencies(terms)),
+                lambda classes: read(lambda conn: class_frequencies(conn, classes),
+                                     lambda memory: [memory.class_frequency(c) for c in classes]))
 
     # -- embeddings ---------------------------------------------------------------
     def embedder(self) -> Embedder | None:
@@ -3567,8 +3613,9 @@ class Index:
                        statuses=_split(status, "status"), min_level=level, since_days=since_d, until_days=until_d,
                        include_expired=include_expired, since_at_days=since_at, until_at_days=until_at)
 
-    def _hits(self, ranked, plan, *, mode: str, explain: bool) -> list[Hit] | None:
-        """:class:`Hit` objects for ranked results (``None`` passes through: a hybrid ranking that fell back)."""
+    def _hits(self, ranked, plan, *, mode: str, explain: bool, collection=None) -> list[Hit] | None:
+        """:class:`Hit` objects for ranked results (``None`` passes through: a hybrid ranking that fell back);
+        ``collection``: the pooled statistics the ranking weighed with, that ``explain``'s terms show."""
         if explain:  # (imported only where it is called: ≈ 0.7 µs a recall otherwise)
             from dreamdb.ranking.rank import explain_terms, explanation_frequencies
         if ranked is None:
@@ -3609,7 +3656,7 @@ class Index:
             superseded = superseded_by(self.conn, [r.doc_id for r in ranked])
         out = []
         weights = self._term_weights(plan)
-        frequencies = explanation_frequencies(self.conn, plan) if explain and ranked else None
+        frequencies = explanation_frequencies(self.conn, plan, collection) if explain and ranked else None
         for r in ranked:
             p = prepared.get(r.rowid)
             if p is None:
@@ -3621,7 +3668,7 @@ class Index:
                 r.doc_id, r.type, slug, title, description, path, r.score, r.rank_score, date, status, level,
                 list(tags), superseded.get(r.doc_id), vault, mode,
                 r.signals() if explain else None,
-                explain_terms(self.conn, r.rowid, plan, frequencies) if explain else None,
+                explain_terms(self.conn, r.rowid, plan, frequencies, collection) if explain else None,
                 None, (self._body_loader(r.rowid, path[len(prefix):], entry), weights, description, turkish),
             ))
         return out

@@ -3,6 +3,16 @@
 Each vault keeps its own index; recall asks each for its top N and merges the
 hits by rankScore (then newest, then doc_id, then vault). Every hit names its vault.
 
+BM25 rankScores compare across vaults because every vault weighs the query's terms with collection statistics
+pooled over the vaults searched together (:class:`dreamdb.ranking.rank.Collection`): the IDF's N is the sum of
+their document counts and each term's df (a translated word's class's too) the sum of theirs, the global IDF of
+distributed IR (Callan 2000, "Distributed information retrieval"; Elasticsearch's ``dfs_query_then_fetch``). With
+each vault's own IDF, below ln(1 + N) for a word it holds, a 3-document vault's exact title match scored 4.08
+where the same note scored 23.0 in a 771-document vault, and came 19th under its weak matches (QA round 155-E F2).
+Length normalisation stays each vault's own (its average field lengths), so one note scores alike in two vaults
+whose average lengths are alike. What else reads a vault's document frequencies stays its own: spelling
+correction, a translation's sense, snippet weights.
+
 Hybrid hits merge by their rank in their own vault instead (each vault's first, then each one's
 second, …; ties by raw BM25, then as above): a vault picks its fusion by its own BM25 evidence
 (min-max relative fusion when BM25 is decisive, weighted RRF otherwise, :mod:`dreamdb.fusion`),
@@ -18,12 +28,14 @@ vault fell back to BM25 (no vectors yet): vaults whose modes differ merge by ran
 from __future__ import annotations
 
 import os
+import threading
 from collections import deque
 
 from dreamdb import config
 from dreamdb.api import MAX_NOTES, NOTHING_MATCHED, Hit, Index, corrected_words, take_each_once
 from dreamdb.errors import UsageError
 from dreamdb.ranking.rank import merge_corrections
+from dreamdb.ranking.rank import Collection
 from dreamdb.ranking.signals import tie_score
 from dreamdb.store.sync import SyncReport
 
@@ -64,6 +76,7 @@ class MultiIndex:
         self.indexes: list[Index] = []
         self._notes: deque[str] = deque(maxlen=MAX_NOTES)  # (the vaults left out; see take_notes)
         self._opened: dict[int, tuple] = {}  # id(index) → its folder's identity when opened (see _searched_once)
+        self._pooling = threading.Lock()  # one recall at a time reads other vaults' counts (see recall)
         for v in vaults:
             index = Index(v, **kwargs)
             key = _folder_identity(index.vault)
@@ -113,11 +126,44 @@ class MultiIndex:
         QA round 155-A F1: each vault decided alone, so one vault's corrected hits (`securty` read as *security*, 14
         notes) came before the only note that held `securty` as typed, in another vault, 15th.
 
+        BM25 weighs each vault's terms with the statistics of the vaults searched together (see the module
+        docstring): each vault is synced first (as its recall would), its document count read, and a vault's ranking
+        reads the others' document frequencies of its terms. One recall of this object runs at a time (another
+        thread's waits): a vault's ranking holds its Index's lock while it takes another's.
+
         Raises:
             VaultNotFound: every vault is gone.
             DreamdbError: as :meth:`Index.recall`.
         """
         from dreamdb.api import _now
+
+        with self._pooling:
+            collection = None
+            if len(self.indexes) > 1:
+                parts = self._each_vault(lambda index: index._collection_part())
+                if len(parts) > 1:
+                    collection = Collection(parts)
+
+            def recall(index):
+                index._deferring.collection = collection
+                try:
+                    return index.recall(query, top=top, **kwargs)
+                finally:
+                    index._deferring.collection = None
+
+            now = _now(None) if kwargs.get("now") is None else None  # (one instant for both readings)
+            spelling = VaultsSpelling()
+            lists = self._each_vault(recall, now=now, spelling=spelling)
+            if spelling.again():
+                again = VaultsSpelling(merge_corrections(list(spelling.found.values())))
+                lists = self._each_vault(recall, now=now, spelling=again)
+                if again.said:
+                    self._notes.append(f"{NOTHING_MATCHED} in any vault; every vault read it with its spelling "
+                                       "corrected: " + corrected_words(again.said))
+            else:
+                for index, notes in spelling.held.values():
+                    index.notes.extend(notes)
+            return merge_hits(lists, top)
 
         def recall(index):
             return index.recall(query, top=top, **kwargs)

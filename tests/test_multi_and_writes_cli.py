@@ -299,9 +299,11 @@ def test_hybrid_hits_of_several_vaults_merge_by_their_rank_in_each_vault(two_vau
     plain = [replace(h, mode="dense", rank_score=s) for h, s in zip(vb, (0.85, 0.84))]
     assert {(h.vault, h.doc_id) for h in merge_hits([centred, plain], top=2)} == {
         (centred[0].vault, centred[0].doc_id), (plain[0].vault, plain[0].doc_id)}
-    assert merge_hits([va, vb], top=5) == index.recall("narwhal", top=5)
-    assert [h.rank_score for h in index.recall("narwhal", top=5)] == sorted(
-        (h.rank_score for h in va + vb), reverse=True)
+    # BM25 alone merges by rankScore (each vault's weighed with the statistics of both, QA round 155-E F2: their
+    # rankScores then differ from each vault's alone, see test_multi_pooled_idf.py)
+    both = index.recall("narwhal", top=5)
+    assert {(h.vault, h.doc_id) for h in both} == {(h.vault, h.doc_id) for h in va + vb}
+    assert [h.rank_score for h in both] == sorted((h.rank_score for h in both), reverse=True)
 
 
 def test_a_vault_inside_another_searched_with_it_is_not_said_to_need_its_own_vault(tmp_path):

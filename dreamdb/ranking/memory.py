@@ -43,7 +43,7 @@ from dreamdb.config import KERNEL_ENV, kernel_switch  # noqa: F401 - KERNEL_ENV:
 from dreamdb.ranking import bm25 as F
 from dreamdb.ranking import signals as S
 from dreamdb.ranking.rank import (HIT_COLUMNS, Filters, QueryPlan, Ranked, class_members, corpus_stats,
-                                  held_spellings, known_terms, superseded_by)
+                                  document_frequencies, held_spellings, known_terms, superseded_by)
 from dreamdb.store.connect import read_snapshot
 
 try:  # the C accumulator (dreamdb/ranking/_kernel.c), built at install time where a C compiler is present
@@ -348,8 +348,12 @@ class MemoryEngine:
         self._turkish_text_terms = frozenset(t for t, c in zip(terms, in_tr) if c)
         self._other_text_terms = frozenset(t for t, c in zip(terms, in_other) if c)
 
-    def _term(self, term: str):
-        """``(positions int64[m], weights float64[3, m], df)`` of one term (weights as in :meth:`_derive`)."""
+    def _term(self, term: str, idf: float | None = None):
+        """``(positions int64[m], weights float64[3, m], df)`` of one term (weights as in :meth:`_derive`; ``df``
+        this index's). ``idf``: the weights' IDF where it is not this index's own (pooled statistics,
+        :class:`dreamdb.ranking.rank.Collection`): computed for this query, not kept."""
+        if idf is not None:
+            return self._pooled_term(term, idf)
         cached = self._terms.get(term)
         if cached is not None:
             return cached
@@ -371,17 +375,59 @@ class MemoryEngine:
         cached = self._terms[term] = (pos, weights, df)
         return cached
 
-    def _class(self, members: tuple[str, ...]):
+    def _pooled_term(self, term: str, idf: float):
+        """:meth:`_term` weighed with ``idf``: its postings' weights computed as :meth:`_derive` computes them (the
+        same floats as an index whose own IDF ``idf`` is), the slug/title row as cached."""
+        if self._slices is not None:
+            a, b, df = self._slices.get(term, (0, 0, 0))
+            pos = self._pos[a:b]
+            if not df:  # (slug-only postings: weights 0 whatever the IDF)
+                return pos, self._weights[:, a:b], df
+            weights = self._weigh(pos, self._tf[a:b], idf)
+            weights[2] = self._weights[2, a:b]
+            return pos, weights, df
+        rows = self.conn.execute(
+            "SELECT doc, tf_title, tf_description, tf_tags, tf_body, tf_slug FROM postings WHERE term = ?", (term,)
+        ).fetchall()
+        if not rows:
+            return np.empty(0, dtype=np.int64), np.empty((3, 0)), 0
+        arr = np.array(rows, dtype=np.int64)
+        df = int(np.count_nonzero(arr[:, 1:5].sum(axis=1)))
+        pos, weights = self._derive(arr, idf if df else 0.0)
+        return pos, weights, df
+
+    def _pooled_terms(self, terms: list[str], idf: dict[str, float]) -> dict[str, tuple]:
+        """:meth:`_pooled_term` of each of ``terms`` held in a BM25 field (``{term: IDF}`` in ``idf``) of a preloaded
+        index, weighed in one numpy pass (the same floats; a pass a term cost a 600-word prompt over four vaults
+        ≈ 35 ms); ``{}`` when the postings are not all loaded."""
+        if self._slices is None:
+            return {}
+        get = self._slices.get
+        held = [(t, s) for t in dict.fromkeys(terms) if (s := get(t)) is not None and s[2]]
+        if not held:
+            return {}
+        lengths = [b - a for _t, (a, b, _df) in held]
+        at = np.concatenate([np.arange(a, b) for _t, (a, b, _df) in held])
+        pos = self._pos[at]
+        weights = self._weigh(pos, self._tf[at], np.repeat([idf[t] for t, _s in held], lengths))
+        weights[2] = self._weights[2, at]
+        ends = list(accumulate(lengths))
+        return {t: (pos[e - k:e], weights[:, e - k:e], s[2]) for (t, s), k, e in zip(held, lengths, ends)}
+
+    def _class(self, members: tuple[str, ...], idf: float | None = None):
         """``(positions int64[m], weights float64[3, m], df)`` of a class of terms
         (:func:`dreamdb.ranking.rank.class_members`): its members' postings with their term frequencies
         summed per document and field, its IDF that of the documents holding any of them; the slug/title
         row is 0 (identity coverage counts the query term itself). From the term frequencies in memory
         once every posting is (:meth:`_preload`), else read from the index (a statement, in the
-        caller's snapshot: :meth:`rank` holds one); kept until the index changes."""
-        cached = self._classes.get(members)
+        caller's snapshot: :meth:`rank` holds one); kept until the index changes. ``idf``: the weights' IDF where
+        it is not this index's own (pooled statistics): computed by numpy (the C kernel's ``class_postings`` computes
+        this index's), not kept."""
+        cached = self._classes.get(members) if idf is None else None
         if cached is not None:
             return cached
-        build = getattr(self.kernel, "class_postings", None)  # (a module built before classes has none)
+        build = getattr(self.kernel, "class_postings", None) if idf is None else None  # (a module built before
+        # classes has none)
         spans = [s for s in map(self._slices.get, members) if s is not None and s[1] > s[0]] \
             if self._slices is not None else []
         if self._slices is not None and build is not None:  # merged and weighed in C: the same doubles
@@ -410,20 +456,26 @@ class MemoryEngine:
                 pos, tfs = np.searchsorted(self.rowids, arr[:, 0]).astype(np.int64, copy=False), arr[:, 1:5]
             df = int(np.count_nonzero(tfs.sum(axis=1)))
             if df:
-                weights = self._weigh(pos, tfs, F.idf(self.n_docs, df))
+                weights = self._weigh(pos, tfs, F.idf(self.n_docs, df) if idf is None else idf)
                 weights[2] = 0.0
         cached = (pos, weights, df) if df else (np.empty(0, dtype=np.int64), np.empty((3, 0)), 0)
+        if idf is not None:
+            return cached
         if len(self._classes) >= 1000:
             self._classes.clear()
         self._classes[members] = cached
         return cached
 
-    def _postings(self, terms: list[str]):
+    def _postings(self, terms: list[str], term=None):
         """Every posting of ``terms``, concatenated: ``(positions int64[m], weights float64[3, m])``.
 
         A preloaded index concatenates slices of the flat arrays (no per-term objects are kept, so a
-        term's first query costs what its later ones do).
+        term's first query costs what its later ones do). ``term``: what gives a term's postings where
+        not :meth:`_term` (pooled statistics: :meth:`rank`).
         """
+        if term is not None:
+            parts = [term(t) for t in terms]
+            return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts], axis=1)
         if self._slices is not None:
             get = self._slices.get
             spans = [s for s in map(get, terms) if s is not None and s[1] > s[0]]
@@ -482,6 +534,18 @@ class MemoryEngine:
         """The notes' words of ``terms``, read from the documents' text (:func:`dreamdb.ranking.rank.held_spellings`:
         the index keeps no words, nor this engine)."""
         return held_spellings(self.conn, terms)
+
+    def frequencies(self, terms) -> dict[str, int]:
+        """``{term: df}`` of the ``terms`` the index holds, from the postings in memory once every one is loaded
+        (:attr:`self_contained`), as :func:`dreamdb.ranking.rank.document_frequencies` reads them; else from it."""
+        if self._slices is None:
+            return document_frequencies(self.conn, list(terms))
+        get = self._slices.get
+        return {t: s[2] for t in terms if (s := get(t)) is not None}
+
+    def class_frequency(self, members: tuple[str, ...]) -> int:
+        """The df of a class of terms (:meth:`_class`), as :func:`dreamdb.ranking.rank.class_frequencies` counts it."""
+        return self._class(members)[2]
 
     def cooccurrence(self, terms, anchors) -> tuple[int, int, dict[str, tuple[int, int]]]:
         """Document counts for :func:`dreamdb.ranking.rank.in_context`, as
@@ -552,17 +616,21 @@ class MemoryEngine:
     def _checks_expiry(self, filters: Filters) -> bool:
         return not filters.include_expired and self._has_expiry
 
-    def _near_top_numpy(self, plan: QueryPlan, top: int, now_days: float, filters: Filters, classes: dict):
+    def _near_top_numpy(self, plan: QueryPlan, top: int, now_days: float, filters: Filters, classes: dict,
+                        pooled=None):
         """``(positions, raw, bm25f, coverage, structured)`` lists of the documents that can make the top
         ``top`` (see :meth:`rank`; ``classes``: :func:`dreamdb.ranking.rank.class_members` of ``plan``), or
-        ``None`` when no document matches: numpy passes over every posting."""
+        ``None`` when no document matches: numpy passes over every posting. ``pooled``: ``(term, class)``,
+        what gives a term's and a class's postings weighed with pooled statistics (:meth:`rank`), or ``None``."""
         n = len(self.rowids)
+        term_of, class_of = pooled if pooled is not None else (None, self._class)
         # One pass per signal: every matched posting's contribution summed per document (np.bincount).
         # IDF is already folded into the cached weights; a term with df 0 (slug-only postings) adds 0
         # to both BM25 sums but still counts for identity coverage.
-        pos, w = self._postings(plan.terms)
-        syns = [(p, wt) for p, wt in ((self._term(t), wt) for t, wt in plan.synonyms.items()) if p[2]]
-        held = [c for c in map(self._class, classes.values()) if c[2]]
+        pos, w = self._postings(plan.terms, term_of)
+        syns = [(p, wt) for p, wt in ((term_of(t) if term_of else self._term(t), wt) for t, wt in plan.synonyms.items())
+                if p[2]]
+        held = [c for c in map(class_of, classes.values()) if c[2]]
         if not len(pos) and not syns and not held:
             return None
         if not len(pos):  # a synonym alone matches (np.bincount of no postings gives int64 zeros)
@@ -570,7 +638,7 @@ class MemoryEngine:
         raw = np.bincount(pos, weights=w[0], minlength=n)
         if classes:  # BM25F and the raw BM25 rankScore starts from count each class instead of its term
             free = [t for t in plan.terms if t not in classes]
-            fpos, fw = self._postings(free) if free else (np.empty(0, dtype=np.int64), np.empty((3, 0)))
+            fpos, fw = self._postings(free, term_of) if free else (np.empty(0, dtype=np.int64), np.empty((3, 0)))
             f_pos = np.concatenate([fpos, *(c[0] for c in held)])
             structured = np.bincount(f_pos, weights=np.concatenate([fw[0], *(c[1][0] for c in held)]), minlength=n)
             f_w = np.concatenate([fw[1], *(c[1][1] for c in held)])
@@ -602,20 +670,22 @@ class MemoryEngine:
             return None
         return cand[near].tolist(), raw[near].tolist(), bm25f[near].tolist(), cov[near].tolist(), structured[near].tolist()
 
-    def _near_top_kernel(self, plan: QueryPlan, top: int, now_days: float, filters: Filters, classes: dict):
+    def _near_top_kernel(self, plan: QueryPlan, top: int, now_days: float, filters: Filters, classes: dict,
+                         pooled=None):
         """:meth:`_near_top_numpy` in one call of the C accumulator (the same floats), which touches
         only the documents the query's postings reach."""
         syn = [(t, wt) for t, wt in plan.synonyms.items() if wt > 0.0]
-        if self._slices is not None and not classes:
+        term_of, class_of = pooled if pooled is not None else (self._term, self._class)
+        if self._slices is not None and not classes and pooled is None:
             pos, weights, get = self._pos, self._weights, self._slices.get
             spans = [(a, b, 0.0) for a, b, _df in filter(None, map(get, plan.terms)) if b > a]
             spans += [(s[0], s[1], wt) for s, wt in ((get(t), wt) for t, wt in syn) if s is not None and s[2]]
         else:  # terms loaded one by one, or classes: their arrays concatenated, each a span of the whole
             # (kind 0: a query term, or with a weight a synonym; 1: a query term of a class, in the raw
             # score and identity coverage only; 2: a class, in BM25F and the raw BM25 rankScore starts from)
-            parts = [(self._term(t), 0.0, 1 if t in classes else 0) for t in plan.terms]
-            parts += [(c, 0.0, 2) for c in map(self._class, classes.values()) if c[2]]
-            parts += [(p, wt, 0) for p, wt in ((self._term(t), wt) for t, wt in syn) if p[2]]
+            parts = [(term_of(t), 0.0, 1 if t in classes else 0) for t in plan.terms]
+            parts += [(c, 0.0, 2) for c in map(class_of, classes.values()) if c[2]]
+            parts += [(p, wt, 0) for p, wt in ((term_of(t), wt) for t, wt in syn) if p[2]]
             parts = [(p, wt, kind) for p, wt, kind in parts if len(p[0])]
             ends = list(accumulate(len(p[0]) for p, _wt, _kind in parts))
             spans = [(e - len(p[0]), e, wt, kind) if kind else (e - len(p[0]), e, wt)
@@ -646,11 +716,15 @@ class MemoryEngine:
 
     # -- ranking ------------------------------------------------------------------
     def rank(self, plan: QueryPlan, *, top: int, now_days: float, filters: Filters | None = None,
-             probe: bool = True) -> list[Ranked]:
+             probe: bool = True, collection=None) -> list[Ranked]:
         """The exact top ``top`` documents by rankScore; same contract as :func:`dreamdb.ranking.rank.rank`.
 
         ``probe=False`` skips the check for index changes when the caller has just made it
         (:meth:`refresh`; Index.recall plans the query against the vocabulary in between).
+
+        ``collection``: IDF from these pooled statistics (:class:`dreamdb.ranking.rank.Collection`, the vaults
+        searched together) instead of this index's; the query's postings are then weighed for this query, not
+        taken from the caches, which hold this index's IDF (average field lengths stay this index's).
 
         rankScore = (base + identity) · recency · static with recency in [0.85, 1], so the bound
         (base + identity) · static, computed for every candidate document (C accumulator or numpy
@@ -665,7 +739,8 @@ class MemoryEngine:
         if classes and self._slices is None and not self.conn.in_transaction:
             # (classes are then read from the index, :meth:`_class`: in one state with the rest)
             with read_snapshot(self.conn):
-                return self.rank(plan, top=top, now_days=now_days, filters=filters, probe=True)
+                return self.rank(plan, top=top, now_days=now_days, filters=filters, probe=True,
+                                 collection=collection)
         if probe or self._generation is None:
             self._ensure_loaded()
         self._served += 1
@@ -673,11 +748,19 @@ class MemoryEngine:
         if not n or not self.n_docs:
             return []
         filters = filters or _NO_FILTERS
+        pooled = None
+        if collection is not None:
+            big_n = collection.n_docs
+            df = collection.frequencies(plan.terms + list(plan.synonyms))
+            class_df = dict(zip(classes.values(), collection.class_frequencies(list(classes.values()))))
+            weighed = self._pooled_terms([*plan.terms, *plan.synonyms], {t: F.idf(big_n, d) for t, d in df.items()})
+            pooled = (lambda t: weighed.get(t) or self._term(t, F.idf(big_n, df[t])),
+                      lambda members: self._class(members, F.idf(big_n, class_df[members])))
         if self.kernel is not None and (getattr(self.kernel, "CLASSES", False) or not classes):
             # (a module built before classes leaves them to numpy)
-            near = self._near_top_kernel(plan, top, now_days, filters, classes)
+            near = self._near_top_kernel(plan, top, now_days, filters, classes, pooled)
         else:
-            near = self._near_top_numpy(plan, top, now_days, filters, classes)
+            near = self._near_top_numpy(plan, top, now_days, filters, classes, pooled)
         if near is None:
             return []
         if type(near) is list:  # ranked by the C kernel (ranked_top), best first

@@ -2276,8 +2276,59 @@ def class_frequencies(conn, classes: list[tuple[str, ...]]) -> list[int]:
     return out
 
 
+class Collection:
+    """Collection statistics pooled over several indexes searched together: the document count ``n_docs`` (N)
+    and the document frequencies (df) that BM25's IDF reads (SPEC §2), summed over the indexes, where each
+    index would read its own.
+
+    A :class:`~dreamdb.multi.MultiIndex` ranks each vault's BM25 with them, so that a term weighs alike in every
+    vault of one search and one note scores alike in any of them: the global IDF of distributed IR (Callan 2000,
+    "Distributed information retrieval", in *Advances in Information Retrieval*, §4, merging with shared
+    collection statistics; Elasticsearch's ``dfs_query_then_fetch`` does the same across shards). Each vault's
+    IDF of its own counts is below ln(1 + N) for a word it holds: a 3-document vault's rarest word weighed 0.98, a
+    771-document vault's 6.2, and a small vault's exact title match sank under a big vault's weak matches
+    (QA round 155-E F2). Field length normalisation stays each vault's own (its average field lengths).
+
+    Args:
+        parts: one ``(n_docs, frequencies, class_frequencies)`` per index: its document count, a function
+            ``terms → {term: df}`` (:func:`document_frequencies`: terms it lacks may be absent) and a function
+            ``classes → [df, …]`` (:func:`class_frequencies`: the documents holding any member of a class).
+
+    The pooled df of a class is the sum of each index's (a document is in one index). Lookups are kept, so
+    the indexes are asked once per term and class however many of them rank with these statistics.
+    """
+
+    def __init__(self, parts) -> None:
+        self._parts = list(parts)
+        self.n_docs: int = sum(p[0] for p in self._parts)
+        self._df: dict[str, int] = {}
+        self._class_df: dict[tuple[str, ...], int] = {}
+
+    def frequencies(self, terms) -> dict[str, int]:
+        """``{term: pooled df}`` for each of ``terms`` (0 for a term no index holds in a BM25 field)."""
+        wanted = [t for t in dict.fromkeys(terms) if t not in self._df]
+        if wanted:
+            found = dict.fromkeys(wanted, 0)
+            for _n, frequencies, _classes in self._parts:
+                for t, d in frequencies(wanted).items():
+                    found[t] += d
+            self._df.update(found)
+        return {t: self._df[t] for t in terms}
+
+    def class_frequencies(self, classes) -> list[int]:
+        """The pooled df of each class (a tuple of terms, :func:`class_members`), in order."""
+        wanted = [c for c in dict.fromkeys(classes) if c not in self._class_df]
+        if wanted:
+            found = [0] * len(wanted)
+            for _n, _frequencies, class_frequencies_of in self._parts:
+                found = [a + b for a, b in zip(found, class_frequencies_of(wanted))]
+            self._class_df.update(zip(wanted, found))
+        return [self._class_df[c] for c in classes]
+
+
 def rank(conn, plan: QueryPlan, *, top: int, now_days: float, filters: Filters | None = None,
-         only: list[int] | None = None, plain: bool = False) -> list[Ranked]:
+         only: list[int] | None = None, plain: bool = False,
+         collection: Collection | None = None) -> list[Ranked]:
     """The exact top ``top`` documents for ``plan`` by rankScore.
 
     Args:
@@ -2290,6 +2341,9 @@ def rank(conn, plan: QueryPlan, *, top: int, now_days: float, filters: Filters |
             found: :func:`dreamdb.hybrid.hybrid_rank` explaining its dense-only hits); ``None``: all.
         plain: score with the statement as it was before QA round 153-C F1 (:func:`ranking_sql`): the same
             hits and floats, slower; for tests and benchmarks.
+        collection: IDF from these pooled statistics (:class:`Collection`: the vaults searched together) instead
+            of this index's document count and document frequencies; average field lengths stay this index's.
+            ``None``: this index's own (a single vault).
 
     Returns:
         list[Ranked], best first (rankScore desc, then newest, then doc_id).
@@ -2303,22 +2357,30 @@ def rank(conn, plan: QueryPlan, *, top: int, now_days: float, filters: Filters |
     all_terms = plan.terms + list(plan.synonyms)
     df = document_frequencies(conn, all_terms)
     classes = class_members(plan)
+    class_df = class_frequencies(conn, list(classes.values()))
+    # the IDF's N and df: this index's, or those pooled over the vaults searched together (the terms and classes
+    # this index holds are still those it has postings of: df, class_df)
+    n_idf, df_idf, class_df_idf = n, df, class_df
+    if collection is not None:
+        n_idf = collection.n_docs
+        df_idf = collection.frequencies([t for t in all_terms if df.get(t)])
+        class_df_idf = collection.class_frequencies(list(classes.values()))
     # q rows: [term, idf, weight in the raw score, in BM25F, in the raw BM25 rankScore starts from];
     # a term of a class counts in the raw score (and identity coverage) only, its class in the other two
     q = []
     for t in plan.terms:
         if df.get(t):
-            q.append([t, F.idf(n, df[t]), 1.0, 0.0, 0.0] if t in classes else [t, F.idf(n, df[t]), 1.0, 1.0, 1.0])
+            idf = F.idf(n_idf, df_idf[t])
+            q.append([t, idf, 1.0, 0.0, 0.0] if t in classes else [t, idf, 1.0, 1.0, 1.0])
     for t, w in plan.synonyms.items():
         if df.get(t):
-            q.append([t, F.idf(n, df[t]), 0.0, w, 0.0])
+            q.append([t, F.idf(n_idf, df_idf[t]), 0.0, w, 0.0])
     # slug-only terms (df 0) still count for identity coverage
     for t in plan.terms:
         if not df.get(t):
             q.append([t, 0.0, 1.0, 0.0, 0.0])
-    class_df = class_frequencies(conn, list(classes.values()))
     c = [[m, i] for i, members in enumerate(classes.values()) for m in members]
-    ci = [[i, F.idf(n, class_df[i])] for i in range(len(classes)) if class_df[i]]
+    ci = [[i, F.idf(n_idf, class_df_idf[i])] for i in range(len(classes)) if class_df[i]]
     where, params = (filters or Filters()).sql(now_days)
     if only is not None:
         where += f" AND d.id IN ({_in(list(only), 'only', params)})" if only else " AND 0"
@@ -2372,19 +2434,25 @@ def _sort_key(item: Ranked) -> tuple:
     return (S.tie_score(item.rank_score), newest, _DocIdDesc(item.doc_id))
 
 
-def explanation_frequencies(conn, plan: QueryPlan) -> tuple[dict[str, int], list[int]]:
+def explanation_frequencies(conn, plan: QueryPlan,
+                            collection: Collection | None = None) -> tuple[dict[str, int], list[int]]:
     """``(df of each query term and synonym, df of each class)``: what :func:`explain_terms` reads for any document,
     read once for all the hits of a ranking (each read scans every posting of the query's terms: 0.24 s for a
-    4,000-character prompt over 10,000 notes, once a hit before QA round 153-C F1)."""
-    return (document_frequencies(conn, plan.terms + list(plan.synonyms)),
-            class_frequencies(conn, list(class_members(plan).values())))
+    4,000-character prompt over 10,000 notes, once a hit before QA round 153-C F1). With ``collection``, the
+    pooled ones (:class:`Collection`), as :func:`rank` weighs them."""
+    terms, classes = plan.terms + list(plan.synonyms), list(class_members(plan).values())
+    if collection is not None:
+        return collection.frequencies(terms), collection.class_frequencies(classes)
+    return document_frequencies(conn, terms), class_frequencies(conn, classes)
 
 
-def explain_terms(conn, rowid: int, plan: QueryPlan, frequencies: tuple | None = None) -> list[dict]:
+def explain_terms(conn, rowid: int, plan: QueryPlan, frequencies: tuple | None = None,
+                  collection: Collection | None = None) -> list[dict]:
     """Per-term breakdown of one document's raw BM25 and BM25F, recomputed with :mod:`dreamdb.ranking.bm25`.
 
-    ``frequencies``: :func:`explanation_frequencies` of ``conn`` and ``plan``, read once for several documents
-    (``None``: read here).
+    ``frequencies``: :func:`explanation_frequencies` of ``conn``, ``plan`` and ``collection``, read once for
+    several documents (``None``: read here). ``collection``: the pooled statistics :func:`rank` weighed with
+    (:class:`Collection`: each line's ``df`` and ``idf`` are then the pooled ones), or ``None``.
 
     A translated query word's line gives its raw BM25 (part of ``score``) and a BM25F of 0: it counts
     in BM25F, and in the raw BM25 that rankScore starts from, through its class's line (kind
@@ -2402,7 +2470,8 @@ def explain_terms(conn, rowid: int, plan: QueryPlan, frequencies: tuple | None =
     classes = class_members(plan)
     terms = plan.terms + list(plan.synonyms)
     looked_up = list(dict.fromkeys(terms + [m for members in classes.values() for m in members]))
-    df, class_df = frequencies if frequencies is not None else explanation_frequencies(conn, plan)
+    df, class_df = frequencies if frequencies is not None else explanation_frequencies(conn, plan, collection)
+    n_docs = collection.n_docs if collection is not None else stats["n_docs"]
     lens = conn.execute(
         "SELECT len_title, len_description, len_tags, len_body FROM documents WHERE id = ?", (rowid,)
     ).fetchone()
@@ -2417,7 +2486,7 @@ def explain_terms(conn, rowid: int, plan: QueryPlan, frequencies: tuple | None =
     def line(term, kind, tfs, slug, df_v, weight, raw_counts, f_counts):
         # the formula's IDF for a df of 0 too (a term the hit holds in its slug alone said 0.000: QA round 148-A F2);
         # its bm25 and bm25f stay 0, its term frequency being 0 in every BM25 field
-        idf_v = F.idf(stats["n_docs"], df_v)
+        idf_v = F.idf(n_docs, df_v)
         tf = sum(tfs.values())
         raw = F.bm25_term(tf, sum(lengths.values()), stats["avg_len"], idf_v) if raw_counts else 0.0
         f = weight * F.bm25f_term(F.bm25f_pseudo_tf(tfs, lengths, avgs), idf_v) if f_counts else 0.0
