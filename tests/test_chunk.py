@@ -330,3 +330,51 @@ def test_a_fence_of_heading_looking_lines_cut_from_what_precedes_it_is_kept():
     opening = " ".join(f"o{i}" for i in range(120))
     contents = [content(c) for c in chunk_document("T", f"{opening}\n\n## Notes\n\n```\n```\n\n<!--\n# x\n-->\n\n{full}\n")]
     assert contents == [opening, full], contents
+
+
+def test_a_setext_heading_is_a_heading():
+    """QA round 155-A F3: a setext heading (``User Stories`` over ``====``, ``Criteria`` over ``----``) was read as a
+    paragraph: a note written with them was cut at none of its headings, and a heading whose paragraph fills a chunk
+    was a chunk of its own (``'User Stories\\n============'``, 3 words with the title), where ``## User Stories`` is
+    none. Read as CommonMark does: the underline makes the paragraph right above it a heading; a ``---`` line after a
+    blank line is a thematic break, and one under a list item or a quote is no underline of it."""
+    from dreamdb.embeddings.chunk import _blocks
+
+    first, second = words(379, "u"), words(379, "c")
+    setext = f"User Stories\n============\n\n{first}\n\nCriteria\n--------\n\n{second}"
+    atx = f"## User Stories\n\n{first}\n\n## Criteria\n\n{second}"
+    assert [content(c) for c in chunk_document("T", setext)] == [first, second]
+    assert [content(c) for c in chunk_document("T", atx)] == [first, second]
+
+    # cut at a setext heading as at an ATX one: the heading starts its section's chunk
+    body = f"{words(150, 'a')}\n\nTwo\n---\n\n{words(150, 'b')}\n\nThree\nin two lines\n=====\n{words(150, 'c')}"
+    assert [content(c) for c in chunk_document("Doc", body)] == [
+        words(150, "a"), f"Two\n---\n\n{words(150, 'b')}", f"Three\nin two lines\n=====\n\n{words(150, 'c')}"]
+
+    assert _blocks("text\n\n---\n\nmore") == [("para", "text"), ("para", "---"), ("para", "more")]  # a thematic break
+    assert _blocks("===\ntext") == [("para", "===\ntext")]  # no paragraph above: text
+    for above in ("- item", "1. item", "> quoted", "| a | b |", "    code", "intro\n* item"):
+        assert [kind for kind, _ in _blocks(f"{above}\n---")] == ["para"], above
+    assert _blocks("```\nfenced\n---\n```") == [("fence", "```\nfenced\n---\n```")]  # in a fence: code
+
+
+def test_a_last_heading_with_nothing_under_it_is_no_chunk():
+    """QA round 155-A F3: a piece of headings alone was no chunk only where it was cut from the paragraph after it; a
+    note's last heading, with nothing under it (``## Related``, ``## Related`` then ``### See also``, ``## Open
+    questions`` over a comment) and after a section too long to take it in, was a chunk of its own, which dense recall
+    ranked first for ``see also``. Such a piece is no chunk wherever it falls, unless it is all the note says."""
+    from dreamdb.embeddings.chunk import chunk_with_coverage
+
+    intro = words(377, "i")  # (with its heading, 379 words: the section takes no 2 more)
+    for tail in ("## Related\n", "## Related\n\n### See also", "## Open questions\n\n<!-- to fill -->", "Related\n---"):
+        body = f"## Intro\n\n{intro}\n\n{tail}"
+        assert [content(c) for c in chunk_document("T", body)] == [f"## Intro\n\n{intro}"], tail
+        got = chunk_with_coverage("T", body, max_chunks=1)
+        assert len(got.chunks) == 1 and not got.truncated, tail  # (the label past the cap is no text left out)
+    # a note of headings alone keeps them, as a note of one heading does
+    assert [content(c) for c in chunk_document("T", "# A\n\n## B")] == ["# A\n\n## B"]
+    assert [content(c) for c in chunk_document("T", "Related\n=======")] == ["Related\n======="]
+    # and one more chunk of text than kept is still a text cut
+    got = chunk_with_coverage("T", f"## Intro\n\n{intro}\n\n## More\n\n{intro}", max_chunks=1)
+    assert got.truncated and len(got.chunks) == 1
+

@@ -5,8 +5,10 @@ Rules (reference constants from SPEC §3, "about 200–512 tokens"):
 1. The text is the document's description (as a first paragraph, unless the
    body already contains it) followed by its body, both without their runs of
    encoded data (base64, keys, tokens: :func:`embedded_text`).
-2. It is cut into *sections* at ATX markdown headings (``#`` … ``######``),
-   never inside a fenced code block opened by ``` or ``~~~``, an HTML
+2. It is cut into *sections* at markdown headings, ATX (``#`` … ``######``)
+   and setext (a paragraph over a ``===`` or ``---`` underline; CommonMark's
+   rules, :func:`_blocks`: a ``---`` line after a blank line is a thematic
+   break, not a heading), never inside a fenced code block opened by ``` or ``~~~``, an HTML
    comment block (``<!--`` … ``-->``) or a raw HTML block (``<pre>`` …
    ``</pre>``, also script, style, textarea): a heading-looking line inside
    one is code or hidden text, not a heading (:mod:`dreamdb.vault.literal_blocks`).
@@ -23,11 +25,13 @@ Rules (reference constants from SPEC §3, "about 200–512 tokens"):
    under :data:`MERGE_BELOW_WORDS` words (the greedy packing's tail) shares the
    parts of the last two pieces with the one before it, as evenly as the limits
    allow, as a small last section merges backward; and a piece of headings (and
-   HTML comments) alone, cut from the paragraph that follows it because that
-   paragraph fills a chunk by itself, is no chunk: a label with nothing under
-   it, whose vector lies near every short query (BM25 still reads it). A
-   heading-looking line inside a fence is text there too: a piece holding a
-   fence of ``# …`` lines is kept.
+   HTML comments) alone is no chunk, wherever it falls (cut from the paragraph
+   that follows it because that paragraph fills a chunk by itself, or a note's
+   last headings, with nothing under them, after a section too long to take
+   them in): a label with nothing under it, whose vector lies near every short
+   query (BM25 still reads it). A note of headings alone keeps its first such
+   piece, as all it says. A heading-looking line inside a fence is text there
+   too: a piece holding a fence of ``# …`` lines is kept.
 5. The title is prepended to every chunk: ``"<title>\\n\\n<content>"``.
    A document cut into several chunks also gets a *summary chunk*,
    ``"<title>\\n\\n<description>"``, after its content chunks: a curated
@@ -52,6 +56,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from dreamdb.analyzer import drop_data
@@ -123,6 +128,20 @@ def has_text_to_embed(body: str | None, description: str | None) -> bool:
 
 
 _HEADING_RE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
+"""An ATX heading line (CommonMark 0.31.2, "ATX headings"): 1 to 6 ``#``, indented at most 3 spaces, then a space, a
+tab or the end of the line."""
+
+_SETEXT_UNDERLINE_RE = re.compile(r"^ {0,3}(?:=+|-+)[ \t]*$")
+"""A setext heading underline (CommonMark 0.31.2, "Setext headings"): a run of ``=`` or of ``-``, indented at most 3
+spaces, then only spaces or tabs. Right under a paragraph it makes that paragraph a heading (``=`` level 1, ``-``
+level 2); anywhere else a ``---`` line is a thematic break (or, opening the file, the frontmatter's fence, already
+removed by then) and a ``===`` line is text."""
+
+_NOT_PARAGRAPH_LINE_RE = re.compile(r"^(?: {0,3}(?:\t|[>|]|[-+*](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$))| {4})")
+"""A line that opens a block quote, a list item, a table row or indented code: a paragraph holding one is no setext
+heading's text (CommonMark: an underline under a list item or a block quote is a thematic break, or a lazy
+continuation line), so its underline is left as text. Containers are not parsed here (as in
+:mod:`dreamdb.vault.literal_blocks`); read this way, such a line never makes the text above a heading."""
 
 
 @dataclass(frozen=True)
@@ -148,10 +167,15 @@ def text_hash(text: str) -> str:
 
 
 def _blocks(text: str) -> list[tuple[str, str]]:
-    """Cut text into ``(kind, text)`` blocks: ``heading`` lines, ``fence`` blocks (fenced code and HTML
-    comment blocks), ``para`` paragraphs.
+    """Cut text into ``(kind, text)`` blocks: ``heading`` blocks, ``fence`` blocks (fenced code, HTML comment and raw
+    HTML blocks: :mod:`dreamdb.vault.literal_blocks`), ``para`` paragraphs.
 
-    Blank lines separate paragraphs; fences and comments are kept whole (with their blank lines).
+    Blank lines separate paragraphs; fences and comments are kept whole (with their blank lines). A heading is an ATX
+    heading line (``## Notes``) or a setext heading: a paragraph's lines with the underline under them
+    (``Notes`` then ``=====`` or ``-----``; :data:`_SETEXT_UNDERLINE_RE`), unless a line of that paragraph opens a
+    list item, a block quote, a table row or indented code (:data:`_NOT_PARAGRAPH_LINE_RE`). QA round 155-A F3: a
+    setext heading was a paragraph, so a note written with them was cut at none of its headings and a heading whose
+    paragraph fills a chunk was a chunk of its own, ``User Stories`` over ``====``, where ``## User Stories`` is none.
     """
     out: list[tuple[str, str]] = []
     para: list[str] = []
@@ -177,6 +201,10 @@ def _blocks(text: str) -> list[tuple[str, str]]:
         if _HEADING_RE.match(line):
             flush()
             out.append(("heading", line))
+        elif para and _SETEXT_UNDERLINE_RE.match(line) and not any(_NOT_PARAGRAPH_LINE_RE.match(p) for p in para):
+            para.append(line)
+            out.append(("heading", "\n".join(para)))
+            para.clear()
         elif not line.strip():
             flush()
         else:
@@ -190,29 +218,19 @@ _COMMENT_RE = re.compile(r"<!--.*?(?:-->|$)", re.S)
 
 
 def _says_something(content: str) -> bool:
-    """Whether a chunk's content holds a letter or digit outside its headings and HTML comments. A line inside a
-    fenced code block or a raw HTML block is text, not a heading (:func:`_blocks`): QA round 154-G F3, a code block of
-    ``# step`` lines, or a markdown template fenced without a language tag (``# Title``, ``## Context``), was taken
-    for a piece of headings alone and dropped."""
-    lines = content.split("\n")
-    outside: list[str] = []
-    i, n = 0, len(lines)
-    while i < n:
-        mark = block_opening(lines[i])
-        if mark:
-            j = i + 1
-            while j < n and not closes_block(lines[j], mark):
-                j += 1
-            if mark == COMMENT_OPENING:
-                outside.extend(lines[i : j + 1])  # (removed with the other comments below)
-            elif any(_WORD_CHAR.search(line) for line in lines[i : j + 1]):
-                return True
-            i = j + 1
+    """Whether a chunk's content holds a letter or digit outside its headings and HTML comments, its blocks read as
+    :func:`_blocks` reads them: a line inside a fenced code block or a raw HTML block is text, not a heading (QA round
+    154-G F3: a code block of ``# step`` lines, or a markdown template fenced without a language tag, ``# Title``,
+    ``## Context``, was taken for a piece of headings alone and dropped), and a setext heading (``Criteria`` over
+    ``--------``) is a heading as an ATX one is (QA round 155-A F3)."""
+    for kind, text in _blocks(content):
+        if kind == "heading":
             continue
-        if not _HEADING_RE.match(lines[i]):
-            outside.append(lines[i])
-        i += 1
-    return _WORD_CHAR.search(_COMMENT_RE.sub("", "\n".join(outside))) is not None
+        if kind == "para" or block_opening(text.split("\n", 1)[0]) == COMMENT_OPENING:
+            text = _COMMENT_RE.sub("", text)
+        if _WORD_CHAR.search(text):
+            return True
+    return False
 
 
 def _sections(blocks: list[tuple[str, str]]) -> list[list[str]]:
@@ -315,7 +333,8 @@ class Chunking:
 
     Attributes:
         chunks: as :func:`chunk_document` returns them.
-        truncated: content past :data:`MAX_CHUNKS_PER_DOCUMENT` (or ``max_chunks``) chunks was dropped.
+        truncated: content past :data:`MAX_CHUNKS_PER_DOCUMENT` (or ``max_chunks``) chunks was dropped (a piece of
+            headings alone past them, which would be no chunk either, is not counted as content dropped).
         words: whitespace-separated words of the description (when prepended) and body, a word longer than
             :data:`MAX_CHUNK_CHARS` counted as the pieces the chunks cut it into (one per :data:`MAX_CHUNK_CHARS`
             characters begun: :func:`count_words`).
@@ -347,41 +366,49 @@ HEAD_CHARS_PER_CHUNK = 2 * MAX_CHUNK_CHARS
 holds, so that blank lines and short paragraphs rarely leave the head short of chunks (it is then read whole)."""
 
 
-def _contents(body: str, max_chunks: int) -> tuple[list[str], bool]:
-    """The first ``max_chunks`` chunk contents of ``body`` (without the title) and whether text was left out."""
-    sections = _sections(_blocks(body))
-
-    # Merge forward: a section under MERGE_BELOW_WORDS words joins the next one.
-    merged: list[list[str]] = []
+def _merged(sections: list[list[str]]) -> Iterator[list[str]]:
+    """The sections merged (rule 3), one piece at a time in text order: a section under :data:`MERGE_BELOW_WORDS`
+    words joins the next one, and a small last one the piece before it when the two stay within
+    :data:`SPLIT_ABOVE_WORDS`. Lazy, so that a huge document is merged only as far as its chunks are needed."""
+    last: list[str] | None = None  # (held back until the next piece is made: a small last section may join it)
     buf: list[str] = []
     for sec in sections:
         buf.extend(sec)
         if _wc(buf) >= MERGE_BELOW_WORDS:
-            merged.append(buf)
-            buf = []
-        if len(merged) > max_chunks:  # bounded work on huge documents
-            break
+            if last is not None:
+                yield last
+            last, buf = buf, []
     if buf:
-        if merged and _wc(merged[-1]) + _wc(buf) <= SPLIT_ABOVE_WORDS:
-            merged[-1] = merged[-1] + buf
+        if last is not None and _wc(last) + _wc(buf) <= SPLIT_ABOVE_WORDS:
+            last = last + buf
         else:
-            merged.append(buf)
+            if last is not None:
+                yield last
+            last = buf
+    if last is not None:
+        yield last
 
+
+def _contents(body: str, max_chunks: int) -> tuple[list[str], bool]:
+    """The first ``max_chunks`` chunk contents of ``body`` (without the title) and whether text was left out (a piece
+    of headings alone left out is no text left out: it would be no chunk)."""
     contents: list[str] = []
-    # every merged piece holds text (blocks are never blank), so a piece left over is text dropped
-    truncated = False
-    for i, piece in enumerate(merged):
-        split = [c for c in _split_piece(piece) if c.strip()]
-        if len(split) > 1:
-            # (a heading whose first paragraph fills a chunk alone was a chunk of its own, ``## User Stories``: a label
-            # with nothing under it, whose vector lies near every short query, as a bare name's does; BM25 still
-            # reads it. QA round 154-D F1)
-            split = [c for c in split if _says_something(c)] or split[:1]
-        contents.extend(split)
-        if len(contents) >= max_chunks:
-            truncated = len(contents) > max_chunks or i + 1 < len(merged)
+    label = None  # the first piece of headings alone, the content of a note of nothing else
+    for piece in _merged(_sections(_blocks(body))):
+        for content in _split_piece(piece):
+            # A piece of headings (and comments) alone is no chunk, wherever it falls: a label with nothing under it,
+            # whose vector lies near every short query, as a bare name's does; BM25 still reads it. QA round 154-D F1:
+            # a heading whose first paragraph fills a chunk alone, ``## User Stories``; 155-A F3: the last heading of
+            # a note, ``## Related`` with nothing under it, ``## Open questions`` over ``<!-- to fill -->``.
+            if _says_something(content):
+                contents.append(content)
+            elif label is None and content.strip():
+                label = content
+        if len(contents) > max_chunks:
             break
-    return contents[:max_chunks], truncated
+    if not contents and label is not None:
+        contents = [label]  # (a note of headings alone: they are all it says)
+    return contents[:max_chunks], len(contents) > max_chunks
 
 
 def chunk_document(title: str, body: str, description: str = "", *,
