@@ -2682,7 +2682,10 @@ class Index:
         now_dt = _now(now) if now is not None else self._machine_now()
         filters = self._filters(types, exclude_types, tags, since, until, status, level, include_expired, now_dt,
                                 machine_clock=now is None)
-        self._sync_before_read()
+        if getattr(self._deferring, "synced", False):  # (a MultiIndex that pooled statistics synced it just now:
+            self._vault_still_here()  # one stat, a vault gone since then left out, QA round 155-H F1 and F2)
+        else:
+            self._sync_before_read()
         from dreamdb.ranking.synonyms import load_synonyms
 
         synonyms = load_synonyms(self.vault)
@@ -3146,7 +3149,7 @@ class Index:
         """
         from dreamdb.ranking.rank import class_frequencies, corpus_stats, document_frequencies
 
-        def read(fn, in_memory=None):
+        def read(fn, in_memory=None, gone=None):
             def one():
                 memory = self._memory if self.engine != "sql" else None
                 if in_memory is not None and memory is not None and memory.conn is self._conn:
@@ -3155,15 +3158,23 @@ class Index:
                         return in_memory(memory)
                 return fn(self.conn)
 
-            with self._lock:
-                return self._guarded(one)
+            try:
+                with self._lock:
+                    return self._guarded(one)
+            except VaultNotFound:
+                if gone is None:
+                    raise
+                # (asked by another vault's ranking after this one went: it adds nothing, and is left out with its own
+                # note when its turn comes; raised here, the asking vault was left out as gone, QA round 155-H F1)
+                return gone
 
         self._sync_before_read()
         n_docs = read(lambda conn: corpus_stats(conn)["n_docs"])
         return (n_docs, lambda terms: read(lambda conn: document_frequencies(conn, terms),
-                                           lambda memory: memory.frequencies(terms)),
+                                           lambda memory: memory.frequencies(terms), gone={}),
                 lambda classes: read(lambda conn: class_frequencies(conn, classes),
-                                     lambda memory: [memory.class_frequency(c) for c in classes]))
+                                     lambda memory: [memory.class_frequency(c) for c in classes],
+                                     gone=[0] * len(classes)))
 
     # -- embeddings ---------------------------------------------------------------
     def embedder(self) -> Embedder | None:

@@ -34,8 +34,7 @@ from collections import deque
 from dreamdb import config
 from dreamdb.api import MAX_NOTES, NOTHING_MATCHED, Hit, Index, corrected_words, take_each_once
 from dreamdb.errors import UsageError
-from dreamdb.ranking.rank import merge_corrections
-from dreamdb.ranking.rank import Collection
+from dreamdb.ranking.rank import Collection, merge_corrections
 from dreamdb.ranking.signals import tie_score
 from dreamdb.store.sync import SyncReport
 
@@ -127,8 +126,10 @@ class MultiIndex:
         notes) came before the only note that held `securty` as typed, in another vault, 15th.
 
         BM25 weighs each vault's terms with the statistics of the vaults searched together (see the module
-        docstring): each vault is synced first (as its recall would), its document count read, and a vault's ranking
-        reads the others' document frequencies of its terms. One recall of this object runs at a time (another
+        docstring): each vault is synced first (as its recall would; its recall then does not sync it again, only
+        checks the vault is still there), its document count read, and a vault's ranking reads the others' document
+        frequencies of its terms; a vault gone meanwhile adds none and is left out. Hybrid, dense and RRF recalls,
+        merged by rank, read no pooled statistics. One recall of this object runs at a time (another
         thread's waits): a vault's ranking holds its Index's lock while it takes another's.
 
         Raises:
@@ -138,18 +139,27 @@ class MultiIndex:
         from dreamdb.api import _now
 
         with self._pooling:
-            collection = None
-            if len(self.indexes) > 1:
-                parts = self._each_vault(lambda index: index._collection_part())
+            collection, synced = None, set()
+            if len(self.indexes) > 1 and _recall_mode(kwargs.get("mode")) == "bm25":
+                # (hybrid, dense and RRF hits merge by their rank in their vault: no pooled statistics to read)
+                def part(index):
+                    taken = index._collection_part()
+                    synced.add(id(index))
+                    return taken
+
+                parts = self._each_vault(part)
                 if len(parts) > 1:
                     collection = Collection(parts)
 
             def recall(index):
                 index._deferring.collection = collection
+                # (synced for the statistics just now: its recall does not sync it again, QA round 155-H F2)
+                index._deferring.synced = collection is not None and id(index) in synced
                 try:
                     return index.recall(query, top=top, **kwargs)
                 finally:
                     index._deferring.collection = None
+                    index._deferring.synced = False
 
             now = _now(None) if kwargs.get("now") is None else None  # (one instant for both readings)
             spelling = VaultsSpelling()
@@ -164,23 +174,6 @@ class MultiIndex:
                 for index, notes in spelling.held.values():
                     index.notes.extend(notes)
             return merge_hits(lists, top)
-
-        def recall(index):
-            return index.recall(query, top=top, **kwargs)
-
-        now = _now(None) if kwargs.get("now") is None else None  # (one instant for both readings)
-        spelling = VaultsSpelling()
-        lists = self._each_vault(recall, now=now, spelling=spelling)
-        if spelling.again():
-            again = VaultsSpelling(merge_corrections(list(spelling.found.values())))
-            lists = self._each_vault(recall, now=now, spelling=again)
-            if again.said:
-                self._notes.append(f"{NOTHING_MATCHED} in any vault; every vault read it with its spelling corrected: "
-                                   + corrected_words(again.said))
-        else:
-            for index, notes in spelling.held.values():
-                index.notes.extend(notes)
-        return merge_hits(lists, top)
 
     def _each_vault(self, call, *, clock: bool = False, now=None, spelling: VaultsSpelling | None = None) -> list:
         """``call(index)`` for every vault still there, in order; a vault gone since this object was made is left
@@ -369,6 +362,14 @@ class VaultsSpelling:
         """Whether the query is to be read again, corrected, in every vault: this is the first reading, no vault
         matched it as typed, and some vault's notes hold a correction."""
         return self.corrections is None and not self.matched and bool(self.found)
+
+
+def _recall_mode(mode) -> str:
+    """The mode a recall given ``mode`` runs in, as :meth:`Index.recall` resolves it (``DREAMDB_RECALL_MODE``'s when
+    ``mode`` is ``None`` or empty, else ``bm25``); a wrong one is left for the recall to refuse."""
+    if not isinstance(mode, str):
+        mode = None
+    return (mode or os.environ.get("DREAMDB_RECALL_MODE", "").strip() or "bm25").strip().lower()
 
 
 def merge_hits(lists: list[list[Hit]], top: int) -> list[Hit]:

@@ -69,3 +69,56 @@ def test_a_small_vaults_title_match_comes_before_a_big_vaults_weak_matches(tmp_p
     with dreamdb.open(small) as alone, dreamdb.open([small, small]) as twice:  # (one vault: its own statistics)
         assert [h.rank_score for h in alone.recall("release checklist", now=NOW)] == [
             h.rank_score for h in twice.recall("release checklist", now=NOW)]
+
+
+def test_a_vault_gone_after_the_statistics_is_left_out_not_the_one_asking(tmp_path, monkeypatch):
+    """QA round 155-H F1: a vault removed after its statistics were read made the next vault's ranking, asking it for
+    document frequencies, raise VaultNotFound: that vault was left out as gone too, and with every vault "gone" the
+    recall raised. The gone vault now adds nothing to the pooled counts and is left out with a note; the other
+    answers."""
+    import shutil
+
+    from dreamdb.api import Index
+
+    first, second = _vault(tmp_path, "first", 2), _vault(tmp_path, "second", 20, weak=3)
+    with dreamdb.open([first, second], engine="sql") as index:
+        index.recall("release checklist", now=NOW)
+        taken = Index._collection_part
+        calls = []
+
+        def part_then_remove(self):
+            out = taken(self)
+            calls.append(self)
+            if len(calls) == 2:  # (both vaults' statistics read: the first one goes)
+                shutil.rmtree(first.parent)
+            return out
+
+        monkeypatch.setattr(Index, "_collection_part", part_then_remove)
+        hits = index.recall("release checklist", top=3, now=NOW)
+        notes = index.take_notes()
+    assert hits and {h.vault for h in hits} == {str(second.resolve())}, hits
+    assert hits[0].doc_id == "knowledge/release-checklist"
+    assert any(n.startswith(f"{first.resolve()}: left out") or "left out" in n for n in notes), notes
+
+
+def test_each_vault_is_synced_once_a_recall(tmp_path, monkeypatch):
+    """QA round 155-H F2: pooling the statistics synced every vault, then its recall synced it again (three times
+    with a spelling correction's second reading); and hybrid recalls, which merge by rank, pooled them too."""
+    from dreamdb.api import Index
+
+    small, big = _vault(tmp_path, "small", 2), _vault(tmp_path, "big", 20, weak=3)
+    with dreamdb.open([small, big]) as index:
+        index.recall("release checklist", now=NOW)
+        synced = []
+        real = Index._sync_before_read
+        monkeypatch.setattr(Index, "_sync_before_read", lambda self: (synced.append(str(self.vault)), real(self))[1])
+        assert index.recall("release checklist", now=NOW)[0].doc_id == "knowledge/release-checklist"
+        assert sorted(synced) == sorted([str(small), str(big)]), synced
+        synced.clear()
+        index.recall("releese checklst", now=NOW)  # (no vault matches it as typed: read again, corrected)
+        assert sorted(synced) == sorted([str(small), str(big)]), synced
+        synced.clear()
+        pooled = []
+        monkeypatch.setattr(Index, "_collection_part", lambda self: pooled.append(self) or (0, dict, list))
+        index.recall("release checklist", now=NOW, mode="dense")
+        assert pooled == []
