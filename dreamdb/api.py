@@ -1338,7 +1338,7 @@ class Index:
                 with suppress(db.DatabaseError):
                     conn.close()  # (and the lock with it, had it been free)
         if building:
-            raise _building_elsewhere()
+            raise _building_elsewhere(self.index_path)
         raise IndexUnavailable(f"The index at {self.index_path} has never been synced: there is nothing to answer"
                                " from yet.", hint="Run without --no-sync (or dreamdb sync) first.")
 
@@ -2397,7 +2397,7 @@ class Index:
                 if isinstance(exc, RebuildElsewhere) or not self._first_build_elsewhere():
                     raise
                 if not wait_for_first_build:
-                    raise _building_elsewhere() from None
+                    raise _building_elsewhere(self.index_path) from None
                 # Nothing to answer from until that build is done: wait for it, up to the lock timeout
                 # (an answer of no notes would be wrong, not stale; a prompt hook has its own budget)
                 building = True
@@ -2484,12 +2484,13 @@ class Index:
 
     def _first_build_not_done(self):
         """The :class:`~dreamdb.errors.FirstBuildElsewhere` of a read that waited ``lock_timeout_ms`` for another
-        process's first build of the index (:meth:`sync_for_read`, :meth:`_wait_for_first_build`)."""
+        process's first build of the index (:meth:`sync_for_read`, :meth:`_wait_for_first_build`), naming the index
+        file (QA round 155-E F1: "this vault's index", of one of several vaults)."""
         from dreamdb.errors import FirstBuildElsewhere
 
         return FirstBuildElsewhere(
-            f"Another dreamdb process (or another open Index of this process) is building this vault's index"
-            f" for the first time, and has not "
+            f"Another dreamdb process (or another open Index of this process) is building the index at"
+            f" {self.index_path} for the first time, and has not "
             f"finished within {self.lock_timeout_ms / 1000:g} s: there is nothing to answer from yet.",
             hint="Retry in a moment (a first build of a large vault takes a while).")
 
@@ -4263,14 +4264,14 @@ def _never_synced(conn) -> bool:
             and conn.execute("SELECT 1 FROM meta WHERE key = 'last_sync'").fetchone() is None)
 
 
-def _building_elsewhere():
+def _building_elsewhere(index_path):
     """The :class:`~dreamdb.errors.FirstBuildElsewhere` (exit 5) of a read that finds another process building the
-    index for the first time, and does not wait for it (:meth:`Index.sync_for_read` with ``wait_for_first_build=False``,
-    :meth:`Index.check_synced_readonly`)."""
+    index at ``index_path`` for the first time, and does not wait for it (:meth:`Index.sync_for_read` with
+    ``wait_for_first_build=False``, :meth:`Index.check_synced_readonly`)."""
     from dreamdb.errors import FirstBuildElsewhere
 
-    return FirstBuildElsewhere("Another dreamdb process (or another open Index of this process) is building this vault's"
-                               " index for the first time: there is nothing to answer from yet.",
+    return FirstBuildElsewhere(f"Another dreamdb process (or another open Index of this process) is building the index"
+                               f" at {index_path} for the first time: there is nothing to answer from yet.",
                                hint="Retry in a moment (a first build of a large vault takes a while).")
 
 

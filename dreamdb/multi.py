@@ -113,7 +113,9 @@ class MultiIndex:
 
         A vault that is gone since this object was made (its folder deleted or moved away) is left out, and a note
         says so (:meth:`take_notes`): a long-lived process searching a user vault and project vaults kept none of
-        its memory when one project folder went (QA round 97-A F4).
+        its memory when one project folder went (QA round 97-A F4). So is a vault whose index another process is
+        building for the first time, or rebuilding (damaged), once waited for as :meth:`Index.recall` waits (up to
+        ``lock_timeout_ms``): it has nothing to answer from yet, and the others answer (QA round 155-E F1).
 
         The spelling correction (:meth:`Index.recall`: a BM25 query that matched no note as typed is read again with
         its misspelled words corrected) is decided for all the vaults: a query that matched a note of any vault as
@@ -133,7 +135,8 @@ class MultiIndex:
         thread's waits): a vault's ranking holds its Index's lock while it takes another's.
 
         Raises:
-            VaultNotFound: every vault is gone.
+            VaultNotFound, FirstBuildElsewhere, RebuildElsewhere: every vault was left out (the first one's error:
+                exit 3 for a vault gone, 5 for an index being built).
             DreamdbError: as :meth:`Index.recall`.
         """
         from dreamdb.api import _now
@@ -177,8 +180,11 @@ class MultiIndex:
 
     def _each_vault(self, call, *, clock: bool = False, now=None, spelling: VaultsSpelling | None = None) -> list:
         """``call(index)`` for every vault still there, in order; a vault gone since this object was made is left
-        out, with a note. When some vault's result is not empty, the notes of the others on how their filters
-        emptied theirs are dropped. With ``clock`` (a call without ``now``), the current time is read once and every
+        out, with a note, and so is one whose index another process is building
+        (:class:`~dreamdb.errors.FirstBuildElsewhere`, :class:`~dreamdb.errors.RebuildElsewhere`: the index is a
+        cache, and one with nothing to answer from yet is no fault of the others; QA round 155-E F1, the whole recall
+        exited 5). When some vault's result is not empty, the notes of the others on how their filters emptied theirs
+        are dropped. With ``clock`` (a call without ``now``), the current time is read once and every
         vault reads it as its own (:meth:`Index._machine_now`): one instant ranks every vault's hits, so equal hits
         tie (QA round 151-F F1: each vault read the clock a little later, their recency differed beyond the
         rankScore's rounding and equal hits came in vault order), and ``today`` and expiry mean one instant; ``now``
@@ -187,10 +193,10 @@ class MultiIndex:
         corrected, the filters' notes are dropped (the second reading says its own).
 
         Raises:
-            VaultNotFound: every vault is gone.
+            VaultNotFound, FirstBuildElsewhere, RebuildElsewhere: no vault gave a result; the first vault's error.
         """
         from dreamdb.api import _now
-        from dreamdb.errors import VaultNotFound
+        from dreamdb.errors import FirstBuildElsewhere, RebuildElsewhere, VaultNotFound
 
         if now is None and clock:
             now = _now(None)
@@ -202,7 +208,7 @@ class MultiIndex:
             try:
                 results.append(call(index))
                 deferred.append((index, notes))
-            except VaultNotFound as exc:
+            except (VaultNotFound, FirstBuildElsewhere, RebuildElsewhere) as exc:
                 gone.append((index, exc))
             finally:
                 index._deferring.notes = index._deferring.clock = index._deferring.spelling = None
@@ -235,33 +241,33 @@ class MultiIndex:
     # (warm, sync and status leave out a vault gone since this object was made, as recall does; they raised
     # VaultNotFound for all: QA round 132-D F3)
     def warm(self) -> None:
-        """:meth:`dreamdb.api.Index.warm` for every vault; a vault gone since this object was made is left out, with a
-        note, as :meth:`recall` leaves it.
+        """:meth:`dreamdb.api.Index.warm` for every vault; a vault gone since this object was made, or whose index
+        another process is building, is left out, with a note, as :meth:`recall` leaves it.
 
         Raises:
-            VaultNotFound: every vault is gone.
+            VaultNotFound, FirstBuildElsewhere, RebuildElsewhere: every vault was left out (the first one's error).
             DreamdbError: as :meth:`Index.warm`.
         """
         self._each_vault(lambda index: index.warm())
 
     def sync(self, **kwargs) -> list[SyncReport]:
         """Sync every vault (arguments as :meth:`Index.sync`); one :class:`~dreamdb.store.sync.SyncReport` per vault,
-        in the order of :attr:`indexes`. A vault gone since this object was made is left out (no report), with a note,
-        as :meth:`recall` leaves it.
+        in the order of :attr:`indexes`. A vault gone since this object was made, or whose index another process is
+        building, is left out (no report), with a note, as :meth:`recall` leaves it.
 
         Raises:
-            VaultNotFound: every vault is gone.
+            VaultNotFound, FirstBuildElsewhere, RebuildElsewhere: every vault was left out (the first one's error).
             DreamdbError: as :meth:`Index.sync`.
         """
         return self._each_vault(lambda index: index.sync(**kwargs))
 
     def status(self) -> dict:
         """``{"vaults": [status of each vault]}``: each as :meth:`Index.status` gives it (its ``vault`` key names the
-        vault), in the order of :attr:`indexes`. A vault gone since this object was made is left out of the list, with
-        a note (:meth:`take_notes`), as :meth:`recall` leaves it.
+        vault), in the order of :attr:`indexes`. A vault gone since this object was made, or whose index another
+        process is building, is left out of the list, with a note (:meth:`take_notes`), as :meth:`recall` leaves it.
 
         Raises:
-            VaultNotFound: every vault is gone.
+            VaultNotFound, FirstBuildElsewhere, RebuildElsewhere: every vault was left out (the first one's error).
             DreamdbError: as :meth:`Index.status`.
         """
         return {"vaults": self._each_vault(lambda index: index.status())}
@@ -291,11 +297,11 @@ class MultiIndex:
 
     def list_documents(self, types=None, **filters) -> list[dict]:
         """Every vault's documents (as :meth:`Index.list_documents`, with its filters, each with its ``vault``), by
-        vault then doc_id; a vault gone since this object was made is left out, with a note, as :meth:`recall`
-        leaves it (QA round 126-A F7).
+        vault then doc_id; a vault gone since this object was made, or whose index another process is building, is
+        left out, with a note, as :meth:`recall` leaves it (QA round 126-A F7).
 
         Raises:
-            VaultNotFound: every vault is gone.
+            VaultNotFound, FirstBuildElsewhere, RebuildElsewhere: every vault was left out (the first one's error).
             DreamdbError: as :meth:`Index.list_documents`.
         """
         return [doc for docs in self._each_vault(lambda index: [{**doc, "vault": str(index.vault)}

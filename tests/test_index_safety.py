@@ -246,7 +246,7 @@ def test_a_recall_during_another_process_first_sync_does_not_call_the_vault_empt
     finally:
         writer.rollback()
         writer.close()
-    assert 2.0 < waited < 5 and "building this vault's index for the first time" in err.value.message
+    assert 2.0 < waited < 5 and f"building the index at {first.index_path} for the first time" in err.value.message
     assert not any("no notes in the folders dreamdb reads" in n for n in notes)
     assert index.recall("sleep debt") and not any("building" in n for n in index.take_notes())
 
@@ -1359,7 +1359,7 @@ def test_sql_no_sync_refuses_an_index_never_synced(example_vault, capsys):
         assert main(argv) == 5
         out, err = capsys.readouterr()
         assert '"n"' not in out and ("Error: Another dreamdb process (or another open Index of this process) is"
-                                     " building this vault's index for the first time: there is nothing to answer"
+                                     f" building the index at {path} for the first time: there is nothing to answer"
                                      " from yet.") in err, err
     assert main(argv) == 4  # (the build stopped, never synced)
     out, err = capsys.readouterr()
@@ -1397,7 +1397,7 @@ def test_sql_no_sync_on_an_index_never_synced_leaves_its_file_as_it_was(example_
     conn.close()
     with held_by_another_process(path, exclusive=False):
         assert main(argv) == 5
-    assert "building this vault's index for the first time" in capsys.readouterr().err
+    assert f"building the index at {path} for the first time" in capsys.readouterr().err
     # QA round 150-A F2: under another process's exclusive lock (a rollback journal: no read gets in), the check gave
     # up after 0.5 s and the read, waiting on, answered [{"count(*)": 0}], exit 0, once the lock went without a commit
     conn = sqlite3.connect(path)  # (the holder above set WAL mode, where readers get in: a rollback journal again)

@@ -144,6 +144,57 @@ def test_status_sync_and_warm_leave_a_gone_vault_out_and_each_note_comes_once(tw
     index.close()
 
 
+def test_a_vault_another_process_is_building_is_left_out_with_a_note_naming_it(two_vaults, monkeypatch, capsys):
+    """QA round 155-E F1: while another process built one vault's index for the first time, a recall of several
+    vaults waited for it, then failed whole (FirstBuildElsewhere, exit 5), no hit of the other vault, the error naming
+    no vault ("this vault's index"). That vault is left out after the wait, with a note naming it and its index file,
+    as a vault gone is, at every call, and so is one whose damaged index another process rebuilds (RebuildElsewhere);
+    one vault alone still raises, naming its index file."""
+    from dreamdb import api
+    from dreamdb.cli import main
+    from dreamdb.errors import FirstBuildElsewhere
+    from tests.conftest import damaged_and_rebuilt_elsewhere, held_by_another_process
+
+    a, b = two_vaults
+    with dreamdb.open(b, auto_sync=False) as index:  # the schema, no documents, no sync: a first build under way
+        assert index.conn.execute("SELECT count(*) FROM documents").fetchone()[0] == 0
+    path = b.resolve() / ".dreamdb" / "index.db"
+    building = (f"{b.resolve()}: left out: Another dreamdb process (or another open Index of this process) is building"
+                f" the index at {path} for the first time, and has not finished within 0.3 s: there is nothing to"
+                " answer from yet.")
+    api_open = api.open_index  # (the CLI's, waiting 0.3 s rather than its 10 s)
+    monkeypatch.setattr(api, "open_index", lambda *a, **k: api_open(*a, **{**k, "lock_timeout_ms": 300}))
+    with held_by_another_process(path, exclusive=False):
+        for auto_sync in (True, False):
+            index = dreamdb.open([a, b], lock_timeout_ms=300, auto_sync=auto_sync)
+            hits = index.recall("narwhal")
+            assert [(h.doc_id, h.vault) for h in hits] == [("knowledge/global-style", str(a.resolve()))]
+            assert index.take_notes() == [building]
+            assert [d["vault"] for d in index.list_documents()] == [str(a.resolve())]
+            assert [s["vault"] for s in index.status()["vaults"]] == [str(a.resolve())]
+            assert index.take_notes() == [building]
+            index.close()
+        assert main(["recall", "--vault", str(a), "--vault", str(b), "--plain", "narwhal"]) == 0
+        out, err = capsys.readouterr()
+        assert out.split("\t")[2] == "knowledge/global-style" and f"note: {building}" in err, (out, err)
+        assert main(["recall", "--vault", str(a), "--vault", str(b), "--json", "narwhal"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        assert [h["doc_id"] for h in doc["hits"]] == ["knowledge/global-style"] and doc["notes"] == [building]
+        with dreamdb.open(b, lock_timeout_ms=300) as index:  # (one vault: nothing to answer from)
+            with pytest.raises(FirstBuildElsewhere) as err:
+                index.recall("narwhal")
+        assert err.value.message == building.split(": left out: ")[1]
+        assert main(["recall", "--vault", str(b), "narwhal"]) == 5
+        assert f"is building the index at {path} for the first time" in capsys.readouterr().err
+    with dreamdb.open([a, b]) as index:  # (built since: both answer)
+        assert len(index.recall("narwhal")) == 2 and index.take_notes() == []
+    with damaged_and_rebuilt_elsewhere(path):  # (damaged, another process rebuilding it: nothing to answer from)
+        with dreamdb.open([a, b], lock_timeout_ms=300) as index:
+            assert [h.vault for h in index.recall("narwhal")] == [str(a.resolve())]
+            assert index.take_notes() == [f"{b.resolve()}: left out: Another process has been rebuilding the index at"
+                                          f" {path} for more than 0.3 s."]
+
+
 @pytest.mark.parametrize("how", ["file", "loop"])
 def test_a_vault_folder_replaced_by_a_file_is_left_out_at_every_call(two_vaults, how):
     """QA round 132-D F1: a vault folder replaced by a file was left out of the first recall; every recall after it
