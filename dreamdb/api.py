@@ -2105,6 +2105,9 @@ class Index:
              reread: bool | None = None) -> SyncReport:
         """Mirror the vault into the index (content-hash incremental; see :mod:`dreamdb.store.sync`).
 
+        Returns:
+            :class:`~dreamdb.store.sync.SyncReport`, its ``vault`` this vault's folder (str, as :attr:`Hit.vault`).
+
         Args:
             force: re-parse every file, even unchanged ones.
             progress: callable ``(done, total)``.
@@ -2174,6 +2177,7 @@ class Index:
             report.warnings = self.warnings + report.warnings
             report.rebuilt = True
             self.warnings = []
+        report.vault = str(self.vault)
         return report
 
     def _fold_wal(self, report: SyncReport) -> None:

@@ -252,8 +252,9 @@ class MultiIndex:
 
     def sync(self, **kwargs) -> list[SyncReport]:
         """Sync every vault (arguments as :meth:`Index.sync`); one :class:`~dreamdb.store.sync.SyncReport` per vault,
-        in the order of :attr:`indexes`. A vault gone since this object was made, or whose index another process is
-        building, is left out (no report), with a note, as :meth:`recall` leaves it.
+        in the order of :attr:`indexes`, each naming its vault (``report.vault``: QA round 155-E F3). A vault gone since
+        this object was made, or whose index another process is building, is left out (no report), with a note, as
+        :meth:`recall` leaves it.
 
         Raises:
             VaultNotFound, FirstBuildElsewhere, RebuildElsewhere: every vault was left out (the first one's error).

@@ -195,6 +195,31 @@ def test_a_vault_another_process_is_building_is_left_out_with_a_note_naming_it(t
                                           f" {path} for more than 0.3 s."]
 
 
+def test_each_sync_report_of_several_vaults_names_its_vault(tmp_path, capsys):
+    """QA round 155-E F3: ``MultiIndex.sync()`` left a vault gone out, and its reports named no vault: zipped with
+    ``.indexes`` (three vaults, two reports) the second vault's paired with the first's report of the third. Each
+    report names its vault, as each status does; one Index's too, and ``sync --json`` prints it."""
+    from dreamdb.cli import main
+
+    g1, tiny, g2 = (tmp_path / name / "_dream_context" for name in ("g1", "tiny", "g2"))
+    for v, n in ((g1, 1), (tiny, 2), (g2, 3)):
+        for i in range(n):
+            write_doc(v, f"knowledge/note-{i}.md", f"---\ntitle: Note {i}\n---\nwalrus {i}\n")
+    index = dreamdb.open([g1, tiny, g2])
+    assert [(r.vault, r.documents) for r in index.sync()] == [(str(g1.resolve()), 1), (str(tiny.resolve()), 2),
+                                                            (str(g2.resolve()), 3)]
+    tiny.parent.rename(tmp_path / "tiny-moved")
+    reports = index.sync()
+    assert [(r.vault, r.documents) for r in reports] == [(str(g1.resolve()), 1), (str(g2.resolve()), 3)]
+    assert [r.as_dict()["vault"] for r in reports] == [str(g1.resolve()), str(g2.resolve())]
+    assert [n.split(": left out: ")[0] for n in index.take_notes()] == [str(tiny.resolve())]
+    index.close()
+    with dreamdb.open(g2) as one:
+        assert one.sync(force=True).vault == str(g2.resolve())
+    assert main(["sync", "--vault", str(g1), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["vault"] == str(g1.resolve())
+
+
 @pytest.mark.parametrize("how", ["file", "loop"])
 def test_a_vault_folder_replaced_by_a_file_is_left_out_at_every_call(two_vaults, how):
     """QA round 132-D F1: a vault folder replaced by a file was left out of the first recall; every recall after it

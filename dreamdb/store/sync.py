@@ -58,6 +58,9 @@ class SyncReport:
         elapsed_ms: wall time (ms).
         warnings: one line per file that could only be partly indexed.
         rebuilt: an index that held files was rebuilt from scratch (``force``, a new analyzer or parser).
+        vault: the synced vault's folder (its ``_dream_context``, absolute), as :meth:`dreamdb.api.Index.sync` sets it
+            (``None`` from :func:`sync` itself): :meth:`dreamdb.multi.MultiIndex.sync` leaves a vault gone out, and
+            its reports named no vault (QA round 155-E F3).
     """
 
     added: int = 0
@@ -69,6 +72,7 @@ class SyncReport:
     elapsed_ms: float = 0.0
     warnings: list[str] = factory(list)
     rebuilt: bool = False
+    vault: str | None = None
 
     @property
     def touched(self) -> bool:
@@ -81,7 +85,7 @@ class SyncReport:
             "added": self.added, "changed": self.changed, "removed": self.removed, "unchanged": self.unchanged,
             "moved": self.moved,
             "documents": self.documents, "elapsed_ms": round(self.elapsed_ms, 2), "warnings": self.warnings,
-            "rebuilt": self.rebuilt,
+            "rebuilt": self.rebuilt, "vault": self.vault,
         }
 
 
