@@ -537,16 +537,28 @@ def _waiting_for_embedding(conn, pending: int) -> tuple[str, str]:
     return waiting, "waits" if pending == 1 else "wait"
 
 
-def _refresh_hint(conn) -> str:
-    """The end of a note on texts waiting for embedding: ``run: dreamdb embed refresh``, or, while another process's
-    refresh holds its lock (:func:`dreamdb.embeddings.store.refresh_running`), that it is under way (QA round 147-D
-    F2: the note told the user to start a second one, which would only wait for it)."""
+def _refresh_hint(index: Index) -> str:
+    """The end of a note on texts of ``index`` waiting for embedding: ``run: dreamdb embed refresh`` (naming the vault
+    as :meth:`Index._command` does), or, while another process's refresh holds its lock
+    (:func:`dreamdb.embeddings.store.refresh_running`), that it is under way (QA round 147-D F2: the note told the
+    user to start a second one, which would only wait for it)."""
     from dreamdb.embeddings.store import REFRESH_RUNNING, refresh_advice
 
-    advice = refresh_advice(conn)
+    advice = refresh_advice(index.conn, index._command("embed refresh"))
     if advice == REFRESH_RUNNING:
-        return f"{advice} (dreamdb embed status shows its progress; the texts it embeds serve the next queries)"
+        return (f"{advice} ({index._command('embed status')} shows its progress; the texts it embeds serve the next"
+                " queries)")
     return advice
+
+
+def _found_without_vault_option(vault) -> bool:
+    """Whether ``dreamdb`` run in the working folder without ``--vault`` finds ``vault``: ``$DREAMDB_VAULT``'s vault
+    when that is set, else the one the walk up from the working folder finds (:func:`dreamdb.vault.discover.find_vault`,
+    the CLI's rule); False when it finds none, or none it can use. A stat or two a folder walked up."""
+    try:
+        return os.path.samefile(find_vault(None), vault)
+    except (DreamdbError, OSError, RuntimeError, ValueError):  # (none found or usable; a path that cannot be read)
+        return False
 
 
 _LOSS_WORDS = ("rebuilt from the vault", "not indexed", "indexed before it broke", "cannot read", "looks binary",
@@ -555,16 +567,18 @@ _LOSS_WORDS = ("rebuilt from the vault", "not indexed", "indexed before it broke
 those first."""
 
 
-def _few_warnings(warnings: list[str]) -> list[str]:
-    """The first :data:`LAZY_SYNC_WARNINGS_SHOWN` of a lazy sync's ``warnings``, and one line counting the rest; the
+def _few_warnings(warnings: list[str], index: Index | None = None) -> list[str]:
+    """The first :data:`LAZY_SYNC_WARNINGS_SHOWN` of a lazy sync's ``warnings``, and one line counting the rest that
+    names ``dreamdb sync --force`` to list them all (naming ``index``'s vault as :meth:`Index._command` does); the
     warnings of text left out of the index (:data:`_LOSS_WORDS`) come first (QA round 108-A F7: a CHANGELOG.json
     broken since the last sync was among the warnings counted, behind four on file names)."""
     if len(warnings) <= LAZY_SYNC_WARNINGS_SHOWN:
         return warnings
     warnings = sorted(warnings, key=lambda w: not any(word in w for word in _LOSS_WORDS))  # (stable: else in order)
     rest = len(warnings) - LAZY_SYNC_WARNINGS_SHOWN + 1
+    command = index._command("sync --force") if index is not None else "dreamdb sync --force"
     return warnings[:LAZY_SYNC_WARNINGS_SHOWN - 1] + [
-        f"… and {rest} more sync warnings (dreamdb sync --force lists them all)"]
+        f"… and {rest} more sync warnings ({command} lists them all)"]
 
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing on the recall path)
@@ -859,6 +873,16 @@ class Index:
     def _or_elsewhere(self, what: str = "a file path") -> str:
         """``", or set <setting> to <what>"`` to end a hint (:attr:`_elsewhere`), or ``""`` where no setting works."""
         return f", or set {self._elsewhere} to {what}" if self._elsewhere else ""
+
+    def _command(self, words: str, then: str = "") -> str:
+        """The command line a note tells to run on this vault: ``dreamdb <words>``, then ``--vault <this vault>``
+        (quoted for a POSIX shell) unless ``dreamdb`` run in the working folder without ``--vault`` finds this vault
+        itself (:func:`_found_without_vault_option`), then ``then`` (``sql``'s query). QA round 155-E F4: the notes of
+        one of several vaults named none, and their ``dreamdb embed refresh`` refreshed the working folder's vault."""
+        import shlex
+
+        flag = "" if _found_without_vault_option(self.vault) else f" --vault {shlex.quote(str(self.vault))}"
+        return f"dreamdb {words}{flag}" + (f" {then}" if then else "")
 
     def _machine_hint(self, exc: BaseException | str, removed: bool = False, outcome: str | None = None) -> str:
         """:func:`_environment_hint` for this index (its path, and the setting that puts it elsewhere, if any)."""
@@ -1744,7 +1768,7 @@ class Index:
                               if isinstance(reason, _Requested) else
                               f"index at {self.index_path} {_what_it_was(reason)} ({reason}); rebuilt from the vault")
                              + (f" (its {kept} stored embedding{'s' if kept != 1 else ''} kept)" if kept else
-                                f" ({lost}; `dreamdb embed refresh` embeds them again)" if lost else "")
+                                f" ({lost}; `{self._command('embed refresh')}` embeds them again)" if lost else "")
                              if moved is None
                              else f"{self.index_path} was another application's SQLite database ({reason}); it was "
                                   f"moved to {moved}, and the index rebuilt from the vault")
@@ -2396,7 +2420,7 @@ class Index:
         try:
             try:
                 with self._short_lock_wait():
-                    self.notes.extend(_few_warnings(self.sync(progress=self.sync_progress).warnings))
+                    self.notes.extend(_few_warnings(self.sync(progress=self.sync_progress).warnings, self))
             except LockTimeout as exc:
                 if isinstance(exc, RebuildElsewhere) or not self._first_build_elsewhere():
                     raise
@@ -2406,7 +2430,7 @@ class Index:
                 # (an answer of no notes would be wrong, not stale; a prompt hook has its own budget)
                 building = True
                 with self._short_lock_wait(self.lock_timeout_ms - LAZY_SYNC_LOCK_WAIT_MS):
-                    self.notes.extend(_few_warnings(self.sync(progress=self.sync_progress).warnings))
+                    self.notes.extend(_few_warnings(self.sync(progress=self.sync_progress).warnings, self))
         except LockTimeout as exc:
             if isinstance(exc, (FirstBuildElsewhere, RebuildElsewhere)):  # (a damaged index, being rebuilt elsewhere:
                 raise  # no index to answer from, and not waited for twice; QA round 152-C F2)
@@ -2902,11 +2926,11 @@ class Index:
             if not self.auto_sync and self.conn.execute(
                     "SELECT 1 FROM meta WHERE key = 'last_sync'").fetchone() is None:  # (QA round 68 M2)
                 self.notes.append("the index holds no documents: it has never been synced, and this index was "
-                                  "opened with auto_sync=False; call sync() first (or `dreamdb sync`)")
+                                  f"opened with auto_sync=False; call sync() first (or `{self._command('sync')}`)")
                 return
             if self._not_updated:  # (not the vault's doing: QA round 40, a full disk)
                 self.notes.append("the index holds no documents: it could not be written (see the note above); "
-                                  "once that is fixed, dreamdb sync indexes the vault")
+                                  f"once that is fixed, {self._command('sync')} indexes the vault")
                 return
             from dreamdb.vault.discover import archived_markdown, unindexed_markdown
 
@@ -2942,8 +2966,8 @@ class Index:
                 return
             cased, examples = cased_markdown(self.vault, include_archives=self.include_archives, limit=3)
             self.notes.append("the index holds no documents: the vault has no notes in the folders dreamdb reads"
-                              + (f" ({count} .md file{'s are' if count != 1 else ' is'} elsewhere; `dreamdb status` "
-                                 "lists them)" if count else "")
+                              + (f" ({count} .md file{'s are' if count != 1 else ' is'} elsewhere;"
+                                 f" `{self._command('status')}` lists them)" if count else "")
                               + (f"; {', '.join(examples)}{' …' if cased > len(examples) else ''}"
                                  f" {other_extension(cased)}:"
                                  f" {renames_advice(self.vault, examples)}" if cased else "")
@@ -2966,7 +2990,8 @@ class Index:
         count, _ = unindexed_markdown(self.vault, include_archives=self.include_archives)
         if count:  # a first vault's notes are often in folders dreamdb does not read
             self.notes.append(f"{count} .md file{'s' if count != 1 else ''} outside the folders dreamdb reads "
-                              f"{'were' if count != 1 else 'was'} not searched (`dreamdb status` lists them)")
+                              f"{'were' if count != 1 else 'was'} not searched (`{self._command('status')}` lists"
+                              " them)")
 
     def _explain_filters(self, explain) -> bool:
         """``explain()``, which adds the notes saying how the filters (or expiry) emptied a result. When this thread's
@@ -2999,8 +3024,9 @@ class Index:
         unknown = [t for t in filters.tags or () if self.conn.execute(
             "SELECT 1 FROM document_tags WHERE tag = ? LIMIT 1", (tag_key(t),)).fetchone() is None]
         if unknown and len(unknown) == len(filters.tags or ()):  # (one tag present: the others do not explain it)
-            self.notes.append(f"no document has the tag{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} (`dreamdb"
-                              " sql \"SELECT tag, COUNT(*) FROM document_tags GROUP BY tag\"` lists the tags)")
+            query = '"SELECT tag, COUNT(*) FROM document_tags GROUP BY tag"'
+            self.notes.append(f"no document has the tag{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}"
+                              f" (`{self._command('sql', query)}` lists the tags)")
             said = True
         return said
 
@@ -3315,8 +3341,8 @@ class Index:
         from dreamdb.output import count_noun
 
         self.notes.append(f"an earlier forced refresh (`embed refresh --force`) stopped with {count_noun(left, 'text')}"
-                          " left to re-embed; this one starts over (a refresh without force, `dreamdb embed refresh`,"
-                          " would finish that one)")
+                          " left to re-embed; this one starts over (a refresh without force,"
+                          f" `{self._command('embed refresh')}`, would finish that one)")
 
     def _refresh_following(self, emb, *, force: bool, progress, on_wait):
         """:func:`dreamdb.embeddings.store.refresh` on this index, gone on with in the index file another process
@@ -3458,7 +3484,7 @@ class Index:
                 if pending:
                     waiting, wait = _waiting_for_embedding(self.conn, pending)
                     self.notes.append(f"dense results are partial: {waiting} still {wait} for embedding; "
-                                      + _refresh_hint(self.conn))
+                                      + _refresh_hint(self))
             embedded = dense_query_text(self.conn, plan)
             if explain and embedded != plan.text:
                 from dreamdb.output import clip
@@ -3483,7 +3509,7 @@ class Index:
             # still to chunk again, after another version's sync, answer nothing yet)
             waiting, wait = _waiting_for_embedding(self.conn, pending)
             self.notes.append(f"no dense results yet: no chunk has a vector ({waiting} {wait} for embedding), so these"
-                              " are BM25's results; " + _refresh_hint(self.conn))
+                              " are BM25's results; " + _refresh_hint(self))
             return
         marks = ", ".join("?" * len(DENSE_EXCLUDED_TYPES))
         if not self.conn.execute(f"SELECT EXISTS (SELECT 1 FROM documents WHERE type NOT IN ({marks}))",
@@ -3496,7 +3522,7 @@ class Index:
                               "no dense results: the index holds no documents")  # (QA round 104-B F7)
         else:
             self.notes.append("no dense results yet: no text has a vector, so these are BM25's results; "
-                              + _refresh_hint(self.conn))
+                              + _refresh_hint(self))
 
     def _lazy_refresh(self, emb) -> int:
         """Before a hybrid query: chunk and embed what waits (up to :attr:`lazy_refresh_max` texts, for at most
@@ -3552,7 +3578,7 @@ class Index:
             under_lock(lambda: store.update_languages(self.conn, emb.model_id, max_unidentified=LAZY_LANGUAGE_MAX))
             if store.unidentified(self.conn, emb.model_id) > LAZY_LANGUAGE_MAX:
                 self.notes.append("the languages of the vectors are not identified yet (dense scores are not"
-                                  " language-centred); run: dreamdb embed refresh")
+                                  f" language-centred); run: {self._command('embed refresh')}")
         return pending
 
     def _machine_now(self) -> datetime:
@@ -3772,7 +3798,8 @@ class Index:
                         why = f"it could not be rebuilt now: {exc}" if rebuilding else "this Index was closed"
                         self.notes.append(f"the index at {self.index_path} is damaged: the stored body of {source_path}"
                                           f" is not UTF-8 ({met[-1].reason} at byte {met[-1].start:,}; {why}); its"
-                                          " snippet is left out: dreamdb sync --check rebuilds the index from the vault")
+                                          f" snippet is left out: {self._command('sync --check')} rebuilds the index from"
+                                          " the vault")
                     return ""
         return load
 
@@ -4058,7 +4085,8 @@ class Index:
 
         def read() -> dict:
             with db.read_snapshot(self.conn):  # (every count of one commit: QA round 108-C F3)
-                return embed_status(self.conn, model_id, most_vectors=most_vectors, name=name)
+                return embed_status(self.conn, model_id, most_vectors=most_vectors, name=name,
+                                    refresh=self._command("embed refresh"))
 
         facts = self._guarded(read)
         self._note_unsynced_state()
@@ -4071,7 +4099,8 @@ class Index:
             from dreamdb.embeddings.store import embed_status, hybrid_ready, stored_vectors
 
             model = model_status(identify=True)  # (the id hashed when not cached: QA round 139-B F1)
-            st = embed_status(self.conn, model.get("model_id"), most_vectors=False, name=installed_model_name(model))
+            st = embed_status(self.conn, model.get("model_id"), most_vectors=False, name=installed_model_name(model),
+                              refresh=self._command("embed refresh"))
         except Exception as exc:  # noqa: BLE001 - status must always answer
             from dreamdb.reinstall import Reinstalled, require_same_install
 

@@ -78,9 +78,10 @@ def test_refresh_status_json(tiny_vault, with_model, capsys):
 
 
 @pytest.mark.model
-def test_a_force_over_an_unfinished_forced_refresh_says_it_starts_over(tiny_vault, with_model, capsys):
+def test_a_force_over_an_unfinished_forced_refresh_says_it_starts_over(tiny_vault, with_model, capsys, monkeypatch):
     """QA round 125-B F2: after a killed ``embed refresh --force``, each new --force started over without a word (4
     kills re-embedded the same ~140 texts 4 times); it says so, and what would finish the earlier one."""
+    monkeypatch.chdir(tiny_vault.parent)  # (dreamdb finds the vault from here: its notes' commands need no --vault)
     import dreamdb
 
     small_vault(tiny_vault)
@@ -445,6 +446,7 @@ def test_status_counts_the_vectors_of_the_installed_model_never_another_models(t
     ``status`` and ``embed status`` counted the vectors of the model with the most as the installed model's ("2/2
     chunks embedded …, up to date", ``hybrid_ready`` true) while every hybrid query fell back to BM25; with no model
     at all, another model's vectors were "up to date" too. The id is hashed when not cached, then cached."""
+    monkeypatch.chdir(tiny_vault.parent)  # (dreamdb finds the vault from here: its notes' commands need no --vault)
     from dreamdb.embeddings import locate
 
     small_vault(tiny_vault)
@@ -1153,11 +1155,13 @@ def test_a_refresh_goes_on_in_the_index_another_process_rebuilt_meanwhile(tiny_v
 
 
 @pytest.mark.model
-def test_a_missing_table_of_sqlite_vecs_own_is_damage_found_when_the_index_opens(tiny_vault, with_model, capsys):
+def test_a_missing_table_of_sqlite_vecs_own_is_damage_found_when_the_index_opens(tiny_vault, with_model, capsys,
+                                                                                  monkeypatch):
     """QA round 92 F2: with ``vec_embeddings_rowids`` dropped (one of the tables sqlite-vec keeps behind
     ``vec_embeddings``), the next refresh that stored a vector failed (exit 70) and every refresh and hybrid recall
     after it crashed the process (SIGSEGV, exit 139). Found when the index opens: rebuilt from the vault, its
     vectors embedded again (none carried: sqlite-vec cannot read them safely), every command exit 0."""
+    monkeypatch.chdir(tiny_vault.parent)  # (dreamdb finds the vault from here: its notes' commands need no --vault)
     import sqlite3 as stdlib_sqlite3
     import subprocess
     import sys
@@ -1432,6 +1436,7 @@ def test_status_before_the_first_refresh_says_no_vectors_yet(tiny_vault, tmp_pat
     """QA round 147-D F1: ``status`` of a vault never embedded said "0/0 chunks embedded with …, 2 documents to chunk,
     0 chunk texts to embed (0 vectors stored are reused …)", as if there were nothing to embed. A fake install: no
     model is loaded."""
+    monkeypatch.chdir(tiny_vault.parent)  # (dreamdb finds the vault from here: its notes' commands need no --vault)
     from dreamdb.embeddings import locate
 
     small_vault(tiny_vault)

@@ -975,8 +975,8 @@ def test_an_empty_index_names_the_notes_whose_extension_is_in_upper_case(tiny_va
     code = main(["recall", "--vault", str(tiny_vault), "body words"])
     err = capsys.readouterr().err
     assert code == 0 and ("the vault has no notes in the folders dreamdb reads (1 .md file is elsewhere; "
-                          "`dreamdb status` lists them); knowledge/B.MD has an extension other than .md: rename to .md"
-                          ) in err
+                          f"`dreamdb status --vault {tiny_vault.resolve()}` lists them); knowledge/B.MD has an"
+                          " extension other than .md: rename to .md") in err  # (the vault named: QA round 155-E F4)
     code = main(["list", "--vault", str(tiny_vault)])  # (L10: "No documents." without a why)
     out, err = capsys.readouterr()
     assert code == 0 and out == "No documents.\n" and err.startswith(

@@ -79,10 +79,11 @@ def test_refresh_refuses_an_embedder_that_is_none_before_it_syncs(tiny_vault):
         assert index.refresh_embeddings(embedder=HashEmbedder()).embedded > 0
 
 
-def test_a_forced_refresh_waiting_for_another_forced_one_does_not_say_that_one_stopped(tiny_vault):
+def test_a_forced_refresh_waiting_for_another_forced_one_does_not_say_that_one_stopped(tiny_vault, monkeypatch):
     """QA round 128-A F6: a second ``--force`` started while the first ran said "an earlier forced refresh stopped
     with 35 texts left", read before it waited for the first, which then finished. The texts left are read once the
     lock is taken; a forced run that did stop (here: the lock free, its mark left) is still named."""
+    monkeypatch.chdir(tiny_vault.parent)  # (dreamdb finds the vault from here: its notes' commands need no --vault)
     import threading
 
     from filelock import FileLock
@@ -576,6 +577,7 @@ def test_dense_recall_after_another_processs_rebuild_answers_with_bm25s_hits_not
     kept), dense recall answered no hit at all: under that process's write lock with the note "these are BM25's
     results", and, when the rebuild came between the lazy refresh and the ranking, without a note. Whether any chunk
     has a vector is read in the ranking's snapshot; none: BM25 answers, with the note."""
+    monkeypatch.chdir(tiny_vault.parent)  # (dreamdb finds the vault from here: its notes' commands need no --vault)
     index, emb = embedded_index(tiny_vault, 4, lock_timeout_ms=100)  # (its lazy work waits out a writer briefly)
     query = "a0x1 a1x2 a2x3"
     bm25 = [h.doc_id for h in index.recall(query, mode="bm25")]
@@ -636,9 +638,10 @@ def test_a_hybrid_query_over_changelog_entries_only_says_they_get_no_vectors(tin
     assert "no dense results: the index holds no documents" in index.take_notes()
 
 
-def test_a_hybrid_query_never_embeds_more_than_the_lazy_limit_for_one_large_changed_note(tiny_vault):
+def test_a_hybrid_query_never_embeds_more_than_the_lazy_limit_for_one_large_changed_note(tiny_vault, monkeypatch):
     """QA round 20: a note waiting to be chunked counted as 1 pending item, so a recall (and the prompt hook)
     embedded all its chunks: 73 s for a rewritten 400-section note. Chunk first, then count chunk texts."""
+    monkeypatch.chdir(tiny_vault.parent)  # (dreamdb finds the vault from here: its notes' commands need no --vault)
     index, emb = embedded_index(tiny_vault, 2, lazy_refresh_max=3)
     big = "\n\n".join(f"# Section {i}\n\n{para(f'big{i}x')}" for i in range(8))  # 8 chunks
     write_doc(tiny_vault, "knowledge/big.md", f"---\nname: Big\n---\n{big}\n")
@@ -655,10 +658,11 @@ def test_a_hybrid_query_never_embeds_more_than_the_lazy_limit_for_one_large_chan
     assert len(emb.calls) == 1 and not [n for n in index.take_notes() if "waiting" in n]  # within the limit: embedded
 
 
-def test_notes_on_texts_waiting_say_a_refresh_is_under_way_while_another_process_runs_one(tiny_vault):
+def test_notes_on_texts_waiting_say_a_refresh_is_under_way_while_another_process_runs_one(tiny_vault, monkeypatch):
     """QA round 147-D F2: while ``embed refresh`` ran in another process, a hybrid recall said "dense results are
     partial: … still wait for embedding; run: dreamdb embed refresh", telling the user to start a second one (which
     would only wait for it). While another process holds the refresh lock the notes say a refresh is under way."""
+    monkeypatch.chdir(tiny_vault.parent)  # (dreamdb finds the vault from here: its notes' commands need no --vault)
     index, emb = embedded_index(tiny_vault, 2, lazy_refresh_max=3)
     big = "\n\n".join(f"# Section {i}\n\n{para(f'big{i}x')}" for i in range(8))  # 8 chunks: more than the limit
     write_doc(tiny_vault, "knowledge/big.md", f"---\nname: Big\n---\n{big}\n")
@@ -864,6 +868,7 @@ def test_a_refresh_with_a_time_budget_stops_between_batches_and_keeps_what_it_em
 def test_a_hybrid_query_embeds_pending_chunks_for_its_time_budget_only(tiny_vault, monkeypatch):
     """QA round 57: a hybrid query embedded up to 64 pending chunk texts before answering, however long they
     took (13 s for the chunks of 20 edited notes); now it stops after ``lazy_refresh_seconds`` and says what waits."""
+    monkeypatch.chdir(tiny_vault.parent)  # (dreamdb finds the vault from here: its notes' commands need no --vault)
     index, _ = embedded_index(tiny_vault, 2)
     clock = FakeClock()
     monkeypatch.setattr(store, "_clock", clock)
@@ -897,8 +902,9 @@ def test_a_hybrid_query_embeds_pending_chunks_for_its_time_budget_only(tiny_vaul
     index.close()
 
 
-def test_a_hybrid_query_does_not_wait_for_another_processs_refresh_past_its_budget(tiny_vault):
+def test_a_hybrid_query_does_not_wait_for_another_processs_refresh_past_its_budget(tiny_vault, monkeypatch):
     """QA round 57: the refresh before a hybrid query waited for another process's refresh as long as it took."""
+    monkeypatch.chdir(tiny_vault.parent)  # (dreamdb finds the vault from here: its notes' commands need no --vault)
     from filelock import FileLock
 
     index, emb = embedded_index(tiny_vault, 2, lazy_refresh_seconds=0)
@@ -1264,6 +1270,7 @@ def test_a_forced_refresh_running_in_another_process_is_not_said_interrupted(tin
     """QA round 149-C F3: while ``embed refresh --force`` ran in another process, ``embed status`` said "96 texts still
     to re-embed for an interrupted --force (…; run: dreamdb embed refresh)", and its JSON summary the same: the texts
     it has left are said to be re-embedded now, as a recall's note says of a running refresh."""
+    monkeypatch.chdir(tiny_vault.parent)  # (dreamdb finds the vault from here: its notes' commands need no --vault)
     from dreamdb.cli import main
     from dreamdb.embeddings import locate
 

@@ -279,6 +279,7 @@ def test_in_hybrid_mode_the_hook_logs_that_dense_results_are_missing_or_partial(
 
     vault = filled_vault(tmp_path, {"knowledge/capybara.md": "---\ntitle: Capybara budgets\n---\nThe capybara"
                                     " budget is reviewed every month.\n"}, fillers=LAZY_REFRESH_MAX + 6)
+    monkeypatch.chdir(vault.parent)  # (a hook runs in the project: the notes' commands need no --vault there)
     clock = FakeClock()
     monkeypatch.setattr(store, "_clock", clock)
     emb = SlowHashEmbedder(clock, 0.3)

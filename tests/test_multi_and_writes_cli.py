@@ -220,6 +220,47 @@ def test_each_sync_report_of_several_vaults_names_its_vault(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["vault"] == str(g1.resolve())
 
 
+def test_the_commands_of_a_vaults_notes_name_it_unless_dreamdb_finds_it_by_itself(tmp_path, monkeypatch):
+    """QA round 155-E F4: from inside one vault, the notes of another searched with it named commands without
+    ``--vault`` ("run: dreamdb embed refresh", `dreamdb sql "SELECT tag…"` lists the tags), which run there worked on
+    the vault of the working folder. A note's command names ``--vault <path>`` (quoted for the shell) unless
+    ``dreamdb`` run in the working folder finds that vault itself ($DREAMDB_VAULT's, else the walk up's)."""
+    import shlex
+
+    from dreamdb.api import _few_warnings, _refresh_hint
+
+    a = tmp_path / "user" / "_dream_context"
+    b = tmp_path / "my proj" / "_dream_context"  # (a space: quoted)
+    for v in (a, b):
+        write_doc(v, "knowledge/note.md", "---\ntitle: Note\ntags: [here]\n---\nnarwhal\n")
+    query = '"SELECT tag, COUNT(*) FROM document_tags GROUP BY tag"'
+
+    def tag_notes() -> list[str]:
+        with dreamdb.open([a, b]) as index:
+            assert index.recall("narwhal", tags="nosuch") == []
+            return index.take_notes()
+
+    def sql(v) -> str:
+        return f"dreamdb sql --vault {shlex.quote(str(v.resolve()))} {query}"
+
+    said = "{}: no document has the tag nosuch (`{}` lists the tags)"
+    monkeypatch.chdir(a.parent)  # (inside a: dreamdb finds a, not b)
+    assert tag_notes() == [said.format(a.resolve(), f"dreamdb sql {query}"), said.format(b.resolve(), sql(b))]
+    with dreamdb.open(b) as index:
+        quoted = shlex.quote(str(b.resolve()))
+        assert quoted.startswith("'") and _refresh_hint(index) == f"run: dreamdb embed refresh --vault {quoted}"
+        assert _few_warnings([f"w{i}" for i in range(9)], index)[-1] == (
+            f"… and 5 more sync warnings (dreamdb sync --force --vault {quoted} lists them all)")
+    monkeypatch.chdir(b / "knowledge")  # (inside b)
+    assert tag_notes() == [said.format(a.resolve(), sql(a)), said.format(b.resolve(), f"dreamdb sql {query}")]
+    monkeypatch.chdir(tmp_path)  # (in no vault: each named)
+    assert tag_notes() == [said.format(a.resolve(), sql(a)), said.format(b.resolve(), sql(b))]
+    monkeypatch.setenv("DREAMDB_VAULT", str(a.parent))  # (dreamdb finds a there)
+    assert tag_notes() == [said.format(a.resolve(), f"dreamdb sql {query}"), said.format(b.resolve(), sql(b))]
+    with dreamdb.open(a) as index:
+        assert _refresh_hint(index) == "run: dreamdb embed refresh"
+
+
 @pytest.mark.parametrize("how", ["file", "loop"])
 def test_a_vault_folder_replaced_by_a_file_is_left_out_at_every_call(two_vaults, how):
     """QA round 132-D F1: a vault folder replaced by a file was left out of the first recall; every recall after it

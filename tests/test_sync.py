@@ -2243,10 +2243,11 @@ def test_a_file_dated_past_2262_is_indexed(tiny_vault):
     index.close()
 
 
-def test_the_warnings_a_recall_passes_on_put_text_left_out_first(tiny_vault):
+def test_the_warnings_a_recall_passes_on_put_text_left_out_first(tiny_vault, monkeypatch):
     """QA round 108-A F7: of a lazy sync's warnings, a recall shows LAZY_SYNC_WARNINGS_SHOWN, in the walk's order, so
     a CHANGELOG.json broken since the last sync ("not valid JSON", "kept the … documents indexed before it broke")
     went into the count behind warnings on file names. Those of text left out of the index come first."""
+    monkeypatch.chdir(tiny_vault.parent)  # (dreamdb finds the vault from here: its notes' commands need no --vault)
     write_doc(tiny_vault, "core/CHANGELOG.json", json.dumps([{"id": "E1", "type": "note", "date": "2026-01-01",
                                                                "description": "the zebra entry"}]))
     write_doc(tiny_vault, "knowledge/a.md", "zebra\n")
@@ -2263,10 +2264,11 @@ def test_the_warnings_a_recall_passes_on_put_text_left_out_first(tiny_vault):
     index.close()
 
 
-def test_the_sync_before_a_recall_passes_on_a_few_warnings_and_counts_the_rest(tiny_vault):
+def test_the_sync_before_a_recall_passes_on_a_few_warnings_and_counts_the_rest(tiny_vault, monkeypatch):
     """QA round 64 L3: with 20 dangling links every recall began with 20 notes, repeated while they last; the sync
     before a read now passes on :data:`dreamdb.api.LAZY_SYNC_WARNINGS_SHOWN` of them and counts the rest, and
     ``sync --force`` lists them all."""
+    monkeypatch.chdir(tiny_vault.parent)  # (dreamdb finds the vault from here: its notes' commands need no --vault)
     from dreamdb.api import LAZY_SYNC_WARNINGS_SHOWN as shown
 
     write_doc(tiny_vault, "knowledge/a.md", "zebra\n")

@@ -281,7 +281,8 @@ def status_cmd(vault, as_json):
     if st.get("reembed_pending"):  # (a --force running in another process is not said interrupted: QA round 149-C F3)
         from dreamdb.embeddings.store import refresh_advice, reembed_note
 
-        click.echo(f"re-embed:  {reembed_note(st['reembed_pending'], refresh_advice(index.conn), 'text')}")
+        advice = refresh_advice(index.conn, index._command("embed refresh"))
+        click.echo(f"re-embed:  {reembed_note(st['reembed_pending'], advice, 'text')}")
     for m in st["models"]:
         click.echo(f"  {m['model_id']}  {m['name']}  {m['vectors']} vectors  since {m['first_seen']}")
     if st["languages"]:

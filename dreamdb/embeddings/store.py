@@ -223,12 +223,13 @@ REFRESH_RUNNING = "another dreamdb process is refreshing the embeddings now"
 """What a note or a summary says instead of ``run: dreamdb embed refresh`` while :func:`refresh_running`."""
 
 
-def refresh_advice(conn) -> str:
-    """The end of a line on texts or documents waiting for a refresh: ``run: dreamdb embed refresh``, or, while
-    another process's refresh holds its lock (:func:`refresh_running`), :data:`REFRESH_RUNNING` (QA round 149-C F3:
-    ``embed status`` called the texts a running ``--force`` had still to re-embed "an interrupted --force", to run
-    again)."""
-    return REFRESH_RUNNING if refresh_running(conn) else "run: dreamdb embed refresh"
+def refresh_advice(conn, command: str = "dreamdb embed refresh") -> str:
+    """The end of a line on texts or documents waiting for a refresh: ``run: <command>`` (the refresh's command line,
+    naming the vault where ``dreamdb`` would not find it by itself: :meth:`dreamdb.api.Index._command`, QA round
+    155-E F4), or, while another process's refresh holds its lock (:func:`refresh_running`), :data:`REFRESH_RUNNING`
+    (QA round 149-C F3: ``embed status`` called the texts a running ``--force`` had still to re-embed "an interrupted
+    --force", to run again)."""
+    return REFRESH_RUNNING if refresh_running(conn) else f"run: {command}"
 
 
 def reembed_note(forced: int, advice: str, noun: str = "chunk text") -> str:
@@ -1232,7 +1233,8 @@ def stored_vectors(models: list[dict]) -> str:
     return "vectors stored: " + ", ".join(f"{m['vectors']} of {m['name'] or 'model'} {m['model_id']}" for m in rows)
 
 
-def embed_status(conn, model_id: str | None = None, *, most_vectors: bool = True, name: str | None = None) -> dict:
+def embed_status(conn, model_id: str | None = None, *, most_vectors: bool = True, name: str | None = None,
+                 refresh: str = "dreamdb embed refresh") -> dict:
     """What the vector index holds (cheap: a few COUNT queries).
 
     Args:
@@ -1244,6 +1246,7 @@ def embed_status(conn, model_id: str | None = None, *, most_vectors: bool = True
         name: ``model_id``'s name where the index has no record of that model (no vector of it yet): the installed
             model's (:func:`dreamdb.embeddings.locate.model_name`; QA round 146-H F3, ``model_name`` was null while
             ``model_id`` was known). The index's record names the model otherwise.
+        refresh: the command line the summary tells to run for a refresh (:func:`refresh_advice`).
 
     Returns:
         dict with keys: available (bool: vector tables exist), model_id, model_name (``None`` when model_id is),
@@ -1308,7 +1311,7 @@ def embed_status(conn, model_id: str | None = None, *, most_vectors: bool = True
 
     def run() -> str:  # (the lock tried only for a summary that says what to do: QA round 149-C F3)
         if not advice:
-            advice.append(refresh_advice(conn))
+            advice.append(refresh_advice(conn, refresh))
         return advice[0]
 
     if model_id is None and total:  # (most_vectors false: no model to use them)
