@@ -601,13 +601,103 @@ def corrected_words(corrected: dict[str, str]) -> str:
 
 
 def take_each_once(notes: deque[str]) -> list[str]:
-    """Every note in ``notes``, each once, in the order first given; ``notes`` is emptied (see :meth:`Index.take_notes`)."""
+    """Every note in ``notes``, each once, in the order first given; ``notes`` is emptied (a
+    :class:`~dreamdb.multi.MultiIndex`'s own notes; an Index's are :meth:`Notes.take`'s)."""
     drained = []  # (popped one by one, each atomic: a note another thread adds meanwhile is taken now or by the
     while True:  # next call, never cleared unread; QA round 114-A F4, 197 of 450 notes)
         try:
             drained.append(notes.popleft())
         except IndexError:
             return list(dict.fromkeys(drained))
+
+
+class Notes:
+    """An :class:`Index`'s notes (:attr:`Index.notes`): the newest ``maxlen`` strings, in the order given, as a
+    ``deque(maxlen=maxlen)`` keeps them. Safe to use from several threads at once: every change, and every read of
+    them whole (iterating, ``in``, ``len``), runs under a lock of their own, never the Index's, so
+    :meth:`Index.take_notes` and the vault writes add or take notes while another thread's call runs (QA round 155-C
+    F1: ``take_notes()`` popped the notes unlocked while a hybrid recall iterated them, ``RuntimeError: deque mutated
+    during iteration``). Iterating goes through a copy taken at once. :meth:`held_back` gives one thread's notes to
+    a list of its own for a while."""
+
+    def __init__(self, maxlen: int = MAX_NOTES) -> None:
+        self._items: deque[str] = deque(maxlen=maxlen)
+        self._lock = allocate_lock()  # (held for a deque operation alone: nothing inside calls out)
+        self._held = threading.local()  # .added: the list this thread's notes go to instead (held_back), or None
+
+    @property
+    def maxlen(self) -> int | None:
+        """The notes kept at most (the newest), as ``deque.maxlen``."""
+        return self._items.maxlen
+
+    def append(self, note: str) -> None:
+        """Add ``note`` (the oldest note dropped past :attr:`maxlen`)."""
+        added = getattr(self._held, "added", None)
+        if added is not None:
+            added.append(note)
+            return
+        with self._lock:
+            self._items.append(note)
+
+    def extend(self, notes: Iterable[str]) -> None:
+        """Add each of ``notes`` in turn (read whole first, outside the lock: a generator may add notes itself)."""
+        notes = list(notes)
+        added = getattr(self._held, "added", None)
+        if added is not None:
+            added.extend(notes)
+            return
+        with self._lock:
+            self._items.extend(notes)
+
+    def remove(self, note: str) -> None:
+        """Remove the first note equal to ``note``. Raises ValueError when there is none (as ``deque.remove``)."""
+        with self._lock:
+            self._items.remove(note)
+
+    def remove_last(self, note: str) -> bool:
+        """Remove the last note equal to ``note``; returns whether there was one."""
+        with self._lock:
+            for i in range(len(self._items) - 1, -1, -1):
+                if self._items[i] == note:
+                    del self._items[i]
+                    return True
+        return False
+
+    def take(self) -> list[str]:
+        """Every note, each once, in the order first given; the notes are emptied (see :meth:`Index.take_notes`)."""
+        with self._lock:
+            drained = list(self._items)
+            self._items.clear()
+        return list(dict.fromkeys(drained))
+
+    @contextmanager
+    def held_back(self):
+        """Within the block, the notes this thread adds (:meth:`append`, :meth:`extend`) go to the list it yields
+        instead, all of them (none dropped past :attr:`maxlen`); other threads' notes are added here as ever."""
+        before = getattr(self._held, "added", None)
+        self._held.added = added = []
+        try:
+            yield added
+        finally:
+            self._held.added = before
+
+    def after_fork(self) -> None:
+        """In a child made by ``fork``: a new lock (another thread of the parent may have held this one)."""
+        self._lock = allocate_lock()
+
+    def __iter__(self):
+        with self._lock:
+            return iter(list(self._items))
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __contains__(self, note: object) -> bool:
+        with self._lock:
+            return note in self._items
+
+    def __repr__(self) -> str:
+        return f"Notes({list(self)!r}, maxlen={self.maxlen})"
 
 
 def _serialized(method: _Method) -> _Method:
@@ -690,6 +780,7 @@ def _after_fork_in_child() -> None:
 
     for index in list(_OPEN_INDEXES):
         index._lock = RLock()
+        index.notes.after_fork()  # (as the Index's lock)
         index._in_callback = False
         index._calls = 0  # (another thread's call under way at the fork goes on in the parent only)
         if index._conn is not None:
@@ -832,7 +923,8 @@ class Index:
         (the CLI shows a progress bar with it: a vault's first recall indexes it whole)."""
         self.warnings: list[str] = []
         self._replaced_because: str | None = None  # (why the index file was last replaced: see check)
-        self.notes: deque[str] = deque(maxlen=MAX_NOTES)
+        self.notes = Notes(MAX_NOTES)
+        """The notes gathered until :meth:`take_notes` (a :class:`Notes`: the newest :data:`MAX_NOTES`)."""
         self.read_as_is: str | None = None
         """The note of the last :meth:`sync_for_read` when it could not bring the index up to the vault (another
         process's write lock, an index that cannot be written), so that the read answered from the index as it is;
@@ -2460,10 +2552,7 @@ class Index:
     def _withdraw_read_as_is(self) -> None:
         """Take :attr:`read_as_is`'s note back from :attr:`notes` (the read did not answer after all: it raised), the
         last one of that text (an earlier read's stays)."""
-        for i in range(len(self.notes) - 1, -1, -1):
-            if self.notes[i] == self.read_as_is:
-                del self.notes[i]
-                break
+        self.notes.remove_last(self.read_as_is)  # (under the notes' lock: QA round 155-C F1)
         self.read_as_is = None
 
     def _answered_as_is(self, note: str) -> None:
@@ -2998,13 +3087,14 @@ class Index:
         ``_deferring.notes`` is a list, they go there instead, for a :class:`~dreamdb.multi.MultiIndex` to add once
         it knows every vault's result is empty (QA round 126-A F6: "no document has the tag …" of one vault, beside
         the other vault's hits with that tag; 128-A F5, per thread). Returns what ``explain()`` returns."""
-        kept, self.notes = self.notes, deque(maxlen=MAX_NOTES)  # (the notes it adds, even past MAX_NOTES; the lock
-        try:  # is held: no other thread adds notes meanwhile)
-            said = explain()
+        # (the notes this thread adds, even past MAX_NOTES; another thread's, from take_notes or a vault write, go to
+        # the notes as ever: QA round 155-C F1, the notes were swapped for a list of this call's own meanwhile)
+        try:
+            with self.notes.held_back() as added:
+                said = explain()
         finally:
-            added, self.notes = list(self.notes), kept
             pending = getattr(self._deferring, "notes", None)
-            (kept if pending is None else pending).extend(added)
+            (self.notes if pending is None else pending).extend(added)
         return said
 
     def _note_unknown_values(self, filters: Filters) -> bool:
@@ -3825,8 +3915,9 @@ class Index:
         """Warnings gathered since the last call (lazy-sync warnings, rebuilds, fallbacks; the newest
         :data:`MAX_NOTES`), each once, in the order first given, then cleared. The notes are this Index's, not one
         call's: recalls from several threads share them (QA round 90-A F8: a note repeated by every recall after a
-        change came 18 times)."""
-        return take_each_once(self.notes)
+        change came 18 times). Safe to call while another thread's call runs, which it does not wait for: the notes
+        have a lock of their own (:class:`Notes`; QA round 155-C F1)."""
+        return self.notes.take()
 
     # -- writes (the vault is the source of truth; the index follows at the next recall) --------
     # (not serialized: a write takes the vault's own lock and reads the index through a connection of its own, so a

@@ -522,6 +522,35 @@ def test_an_empty_hybrid_result_gets_the_notes_bm25_gives(tiny_vault):
         assert any("no document has the status bogus" in n for n in index.take_notes()), mode
 
 
+def test_take_notes_from_another_thread_while_a_hybrid_recall_reads_the_notes(tiny_vault):
+    """QA round 155-C F1: take_notes() popped the notes without a lock while a hybrid recall without vectors
+    iterated them (whether they held its note yet): ``RuntimeError: deque mutated during iteration`` from recall
+    (3 in 30 s of two threads). The notes now have a lock of their own, and are iterated through a copy."""
+    import threading
+
+    make_vault(tiny_vault, 4)
+    index = dreamdb.open(tiny_vault, lazy_refresh_max=1)
+    index.sync()
+    emb = QueryHashEmbedder()
+    index.embedder = lambda: emb
+    taken = []
+
+    class Meanwhile(str):
+        """A note whose reading lets another thread take the notes (as a switch to another thread there would)."""
+
+        def startswith(self, *args):
+            thread = threading.Thread(target=lambda: taken.extend(index.take_notes()))
+            thread.start()
+            thread.join()
+            return str.startswith(self, *args)
+
+    index.notes.extend([Meanwhile("an earlier note"), "another"])
+    assert index.recall("a0x1", mode="hybrid")
+    assert taken == ["an earlier note", "another"]
+    notes = index.take_notes()
+    assert len(notes) == 1 and notes[0].startswith("no dense results yet: no chunk has a vector"), notes
+
+
 def test_hybrid_query_after_a_rebuild_rechunks_and_reuses_vectors(tiny_vault):
     """QA repro: after a rebuild, hybrid recall used BM25 only ("… waiting to be embedded") until embed refresh."""
     index, emb = rebuilt_index_with_vectors(tiny_vault)

@@ -829,6 +829,42 @@ def test_a_vaults_filter_notes_are_dropped_per_thread(vault, tmp_path):
     assert not errors and both.take_notes() == []
 
 
+def test_another_threads_note_added_while_filters_are_explained_stays_with_the_index(vault, tmp_path, monkeypatch):
+    """QA round 155-C F1: while a read explained why its filters emptied its result, the Index's notes were swapped
+    for a list of that read's own: a note another thread added meanwhile (a vault write's, a recall's of the Index
+    used alone) went with that read's notes, and a MultiIndex whose other vault had results dropped it; a
+    take_notes() meanwhile took from that list. Now only the explaining thread's notes are held back."""
+    import threading
+
+    from dreamdb.api import Index
+
+    other = tmp_path / "other" / "_dream_context"
+    write_doc(other, "knowledge/x.md", "---\ntitle: X\ntags: [elsewhere]\n---\nquokka notes\n")
+    both = dreamdb.MultiIndex([vault, other])
+    both.take_notes()
+    first = both.indexes[0]
+    explain = Index._note_unknown_values
+    acts, taken = [], []
+
+    def meanwhile(self, filters):  # (as a switch to another thread there would)
+        for act in acts if self is first else ():
+            thread = threading.Thread(target=act)
+            thread.start()
+            thread.join()
+        return explain(self, filters)
+
+    monkeypatch.setattr(Index, "_note_unknown_values", meanwhile)
+    acts.append(lambda: first.notes.append("another thread's note"))
+    assert ids(both.recall("quokka", tags="elsewhere", now=NOW)) == ["knowledge/x"]
+    assert both.take_notes() == [f"{first.vault}: another thread's note"]  # (the filter notes dropped: 126-A F6)
+    acts.append(lambda: taken.extend(first.take_notes()))
+    first.notes.append("an earlier note")
+    assert both.recall("quokka", tags="nowhere", now=NOW) == []
+    assert taken == ["an earlier note", "another thread's note"]
+    notes = both.take_notes()
+    assert len(notes) == 2 and all(": no document has the tag nowhere" in n for n in notes), notes
+
+
 @pytest.mark.parametrize("value", ["no", "", 0, 1, None])
 def test_embed_status_s_most_vectors_must_be_a_bool(vault, value):
     """QA round 146-F F2: ``embed_status(most_vectors="no")`` read ``"no"`` as true, where every other flag of

@@ -1065,6 +1065,35 @@ def test_take_notes_loses_no_note_another_thread_adds_meanwhile(example_vault):
     assert len(taken) == len(set(taken)) == total
 
 
+def test_an_index_s_notes_hold_back_one_thread_s_notes_and_withdraw_the_last_of_a_text():
+    """QA round 155-C F1: the notes' own lock, iteration through a copy, a thread's notes held back (the filter
+    notes a MultiIndex may drop) while another thread's are kept, and the last note of a text withdrawn (a read that
+    raised after all: it walked the notes by index, unlocked, while take_notes() popped them)."""
+    import threading
+
+    from dreamdb.api import MAX_NOTES, Notes
+
+    notes = Notes()
+    assert notes.maxlen == MAX_NOTES and len(notes) == 0 and list(notes) == []
+    notes.extend(["as is", "b", "as is", "c"])
+    for note in notes:  # (a copy: changed meanwhile, no RuntimeError)
+        notes.append(f"{note}!")
+    assert notes.remove_last("as is") and not notes.remove_last("d") and "as is" in notes
+    assert list(notes) == ["as is", "b", "c", "as is!", "b!", "as is!", "c!"]
+    with notes.held_back() as added:
+        notes.append("mine")
+        other = threading.Thread(target=lambda: notes.append("another thread's"))
+        other.start()
+        other.join()
+        with notes.held_back() as inner:
+            notes.extend(["inner"])
+        notes.extend(["mine too"])
+    assert added == ["mine", "mine too"] and inner == ["inner"]
+    assert notes.take() == ["as is", "b", "c", "as is!", "b!", "c!", "another thread's"] and notes.take() == []
+    notes.extend(str(i) for i in range(MAX_NOTES + 5))
+    assert list(notes)[0] == "5" and len(notes) == MAX_NOTES
+
+
 def test_an_interrupted_close_leaves_no_closed_connection_to_use(example_vault):
     """QA round 114-A F2: Ctrl-C while SQLite closed the connection (in ``Index.close``) left the closed connection in
     place: every later call raised the driver's ProgrammingError ("Cannot operate on a closed database"), no
