@@ -1367,6 +1367,9 @@ def opening_capitals(written: str, originals: list[str], *, capital_i: bool = Fa
     With ``capital_i``, a word with a capital ``I`` not written in capitals throughout counts too (``Isıtma``,
     ``Ilık``: the caller reads its ``I`` as ``ı`` and as ``i``, :func:`dotless_word`); a word in capitals
     (``API``, ``AYARLARI``) is still left out, and ``I`` alone is no word a caller reads (one letter).
+    ``originals`` may be the first words of ``written`` only (a long query's words read,
+    :func:`dreamdb.ranking.rank.plan_query`; not all capitalised unless all of ``written``'s are): none past them
+    is given, and the text past them is not split.
 
     Turkish writes a name's suffixes after an apostrophe, so a capitalised bare word may be a name, and a
     query reads it as one (its English analysis); but Turkish also capitalises every sentence's first word,
@@ -1384,7 +1387,9 @@ def opening_capitals(written: str, originals: list[str], *, capital_i: bool = Fa
     parts = _SENTENCE_BREAK_RE.split(written) if _SENTENCE_BREAK_RE.search(written) else (written,)
     starts, n = set(), 0
     for k, part in enumerate(parts):
-        if n < len(caps) and caps[n]:
+        if n >= len(caps):  # (past the words given: a query's words read, plan_query, may be the first of the text's)
+            break
+        if caps[n]:
             first = _TOKEN_RE.search(part)
             if first is None or part[first.end():first.end() + 1] not in _APOSTROPHES:  # (Miller'ın: a name)
                 starts.add(n)

@@ -27,7 +27,8 @@ from dreamdb.arguments import callback, flags, seconds, whole_number
 from dreamdb.errors import (OPEN_FILES_HINT, DreamdbError, IndexReplaced, IndexTooNew, IndexUnavailable, LockTimeout,
                             UsageError, VaultNotFound, open_files_reason, short_of_files)
 from dreamdb.ranking import signals as S
-from dreamdb.ranking.rank import HIT_COLUMNS, Filters, SqlVocabulary, any_expired, plan_query, rank
+from dreamdb.ranking.rank import (HIT_COLUMNS, MAX_QUERY_TERMS, Filters, SqlVocabulary, any_expired, plan_query,
+                                  rank)
 from dreamdb.records import fields, record, replace
 from dreamdb.store import connect as db
 from dreamdb.store.migrations import (current_version, latest_version, migrate, migrations_dir, missing_objects,
@@ -2891,7 +2892,12 @@ class Index:
             return []
         if explain and self._plan_noted:
             self.notes.extend(_plan_notes(plan, self._lexicon()))
-        if plan.dropped:
+        if plan.unread:  # (not read past the word that brought the last term kept: QA round 155-C F2)
+            many = plan.unread != 1
+            self.notes.append(f"the query has more than {MAX_QUERY_TERMS} distinct terms; only the first "
+                              f"{len(plan.terms)} were used, and its last {plan.unread:,} word{'s' if many else ''},"
+                              f" past them, {'were' if many else 'was'} not read")
+        elif plan.dropped:
             self.notes.append(f"the query has {len(plan.terms) + plan.dropped} distinct terms; only the first "
                               f"{len(plan.terms)} were used")
         if hits is None and mode != "bm25":

@@ -9,7 +9,7 @@ import pytest
 import dreamdb
 from dreamdb.ranking import bm25 as F
 from dreamdb.ranking import signals as S
-from tests.conftest import needs_real_vault, write_doc
+from tests.conftest import SHARED, needs_real_vault, write_doc
 
 
 def test_idf_matches_formula_by_hand():
@@ -400,6 +400,79 @@ def _long_queries(conn, sizes=(4000, 1000)) -> list[str]:
     bodies = " ".join(b for (b,) in conn.execute("SELECT body FROM documents WHERE type = 'knowledge' ORDER BY doc_id"))
     text = " ".join(bodies.split())
     return [text[start * size:(start + 1) * size] for size in sizes for start in (0, 7, 19)]
+
+
+def test_a_query_past_the_term_cap_says_how_much_of_it_was_read(tiny_vault):
+    """QA round 155-C F2: a query past MAX_QUERY_TERMS distinct terms is read up to the word that brings the last term
+    kept, and the note says so (it gave the number of the query's distinct terms, which its words unread no longer
+    tell); one whose terms past the cap come of its identifiers, every word read, says as it did."""
+    from dreamdb.ranking.rank import MAX_QUERY_TERMS
+
+    _tiny(tiny_vault)
+    index = dreamdb.open(tiny_vault)
+    words = [f"w{chr(97 + i // 26)}{chr(97 + i % 26)}x" for i in range(300)]  # (300 distinct terms, no stem cut)
+    assert index.recall(" ".join(words + ["sleep"] * 500)) == []
+    assert index.take_notes() == [f"the query has more than {MAX_QUERY_TERMS} distinct terms; only the first "
+                                  f"{MAX_QUERY_TERMS} were used, and its last 544 words, past them, were not read"]
+    index.recall(" ".join(words[:250] + [f"{words[i]}_{words[i + 1]}" for i in range(10)]))  # (snake_case: 10 more)
+    assert index.take_notes() == [f"the query has 260 distinct terms; only the first {MAX_QUERY_TERMS} were used"]
+    index.close()
+
+
+@needs_real_vault
+def test_a_query_past_the_term_cap_is_read_up_to_its_last_term_kept_and_keeps_its_terms(real_index, kenet_lexicon,
+                                                                                        monkeypatch):
+    """QA round 155-C F2: every word of a query was analysed and looked up (its language by the lexicon, its
+    translations, its forms), though only its first MAX_QUERY_TERMS distinct terms are kept: 50,000 random words took
+    9.4 s, under the Index's lock. The words after the one that brings the last term kept are no longer read; the
+    plan of such a query (English, Turkish, in title case, over the real vault with the lexicon) has the terms, the
+    replacements and the translations it had when every word was read, and one under the cap is read whole."""
+    import json
+    import random
+    import string
+
+    from dreamdb.lexicon import Lexicon
+    from dreamdb.ranking import rank
+    from dreamdb.ranking.rank import MAX_QUERY_TERMS, SqlVocabulary, plan_query
+    from dreamdb.ranking.synonyms import load_synonyms
+
+    conn = real_index.conn
+    syn, vocabulary, lexicon = load_synonyms(real_index.vault), SqlVocabulary(conn), Lexicon(kenet_lexicon)
+    english = " ".join(" ".join(b for (b,) in conn.execute(
+        "SELECT body FROM documents WHERE type = 'knowledge' AND NOT turkish ORDER BY doc_id")).split())
+    turkish = [b for (b,) in conn.execute("SELECT body FROM documents WHERE turkish ORDER BY doc_id")]
+    xquad = SHARED / "eval-data" / "xquad_tr_en" / "corpus.jsonl"
+    if xquad.is_file():  # (the vault's Turkish notes hold 6,000 characters: XQuAD's Turkish paragraphs, where there)
+        turkish += [d["text"] for d in map(json.loads, xquad.open(encoding="utf-8")) if d.get("lang") == "tr"][:60]
+    turkish = " ".join(" ".join(turkish).split())
+    rng = random.Random(5)
+    queries = {"english": english[:20_000], "short": english[:1_000],
+               "random": " ".join("".join(rng.choices(string.ascii_lowercase, k=7)) for _ in range(5_000))}
+    if len(turkish) >= 20_000:
+        queries.update({"turkish": turkish[:20_000],
+                        "title case": " ".join(w.capitalize() for w in turkish[:20_000].split())})
+    with monkeypatch.context() as every_word:  # (every word read: as before)
+        every_word.setattr(rank, "_words_read", lambda words, *args: len(words), raising=False)
+        read_whole = {name: plan_query(text, syn, vocabulary=vocabulary, lexicon=lexicon)
+                      for name, text in queries.items()}
+    for name, text in queries.items():
+        whole, plan = read_whole[name], plan_query(text, syn, vocabulary=vocabulary, lexicon=lexicon)
+        assert plan.terms == whole.terms and (plan.turkish, plan.resolved, plan.translated, plan.by_lexicon) == (
+            whole.turkish, whole.resolved, whole.translated, whole.by_lexicon), name
+        if name == "short":
+            assert plan == whole and getattr(plan, "unread", 0) == 0 and len(plan.terms) < MAX_QUERY_TERMS
+        else:
+            assert getattr(plan, "unread", 0) > len(text.split()) / 2, name  # (terms: fewer where 2 words became 1)
+    assert not read_whole["english"].turkish and all(read_whole[n].turkish for n in ("turkish", "title case") if n in
+                                                         queries)
+    # the lookups are of the words read only: the lexicon's reading of the query's language, of 50,000 words
+    seen = []
+    real_vote = rank.turkish_by_lexicon
+    monkeypatch.setattr(rank, "turkish_by_lexicon", lambda words, *args: seen.append(len(words)) or real_vote(
+        words, *args))
+    plan = plan_query(" ".join("".join(rng.choices(string.ascii_lowercase, k=7)) for _ in range(50_000)), syn,
+                      vocabulary=vocabulary, lexicon=lexicon)
+    assert len(plan.terms) == MAX_QUERY_TERMS and seen and max(seen) < 1_000 and plan.unread > 49_000
 
 
 @needs_real_vault

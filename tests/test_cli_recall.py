@@ -135,7 +135,8 @@ def test_empty_vault_and_degenerate_queries(tiny_vault):
     # more distinct terms than a query keeps: said, not silent
     many = " ".join(f"w{i}x" for i in range(300)) + " text"
     out = json.loads(run_main("recall", "--vault", str(tiny_vault), "--json", many).stdout)
-    assert out["hits"] == [] and any("301 distinct terms; only the first 256" in n for n in out["notes"])
+    assert out["hits"] == [] and any("more than 256 distinct terms; only the first 256 were used, and its last 45"
+                                     " words, past them, were not read" in n for n in out["notes"])  # (155-C F2)
     p = subprocess.run([sys.executable, "-m", "dreamdb", "recall", "--vault", str(tiny_vault), "text"],
                        capture_output=True, text=True, env={**__import__("os").environ, "DREAMDB_RECALL_MODE": "fuzzy"})
     assert p.returncode == 2 and "from DREAMDB_RECALL_MODE" in p.stderr

@@ -44,7 +44,9 @@ last, a memory section's or changelog entry's ``content_hash`` (its id and text)
 later (NULL for a note, one document per file, found by its file)."""
 
 MAX_QUERY_TERMS = 256
-"""Distinct query terms kept (a 10,000-character query stays cheap); the rest are ignored."""
+"""Distinct query terms kept (a 10,000-character query stays cheap); the rest are ignored, and the words after the one
+that brings the last term kept are not read at all (:func:`plan_query`: QA round 155-C F2, a recall of 50,000 words
+took 9.4 s, each word analysed and looked up; docs/ranking.md has the figures)."""
 
 
 @record
@@ -56,7 +58,7 @@ class QueryPlan:
         terms: distinct analyzed terms, in order (they make the raw score).
         synonyms: ``{term: weight}`` of expansion terms (BM25F only).
         turkish: whether the query was analyzed as Turkish.
-        dropped: distinct terms left out beyond :data:`MAX_QUERY_TERMS`.
+        dropped: distinct terms left out beyond :data:`MAX_QUERY_TERMS`, of the words read (see ``unread``).
         resolved: ``{term as analyzed: the index's term used instead}`` for query words whose
             own analysis is not in the index but another analysis is (see :func:`plan_query`).
         translated: ``{query term: its translation}`` (:func:`translation_synonyms`): in rankScore the term
@@ -72,6 +74,8 @@ class QueryPlan:
             planned with ``correct`` or given ``corrections``).
         corrections: the corrections read into this plan, as :func:`spelling_corrections` gives them (a
             :class:`~dreamdb.multi.MultiIndex` merges its vaults' with :func:`merge_corrections`).
+        unread: the query's words left unread, after the one that brought its :data:`MAX_QUERY_TERMS`-th
+            distinct term (none of them would add a term kept; QA round 155-C F2); 0 when every word was read.
     """
 
     text: str
@@ -85,6 +89,7 @@ class QueryPlan:
     forms: dict[str, tuple[str, ...]] = factory(dict)
     corrected: dict[str, str] = factory(dict)
     corrections: dict[str, tuple[str, tuple[tuple[str, str, int], ...]]] = factory(dict)
+    unread: int = 0
 
 
 def class_members(plan: QueryPlan) -> dict[str, tuple[str, ...]]:
@@ -348,21 +353,36 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None, *, 
     # read as Turkish, "file" and "delete" would become the Turkish stems "fil" and "dele").
     turkish = shouted or is_turkish_text(words)
     qwords = None  # query_words(…): (term, word, capitalised), computed once, when a stage needs it
-    # (a Turkish query's words capitalised where it, a sentence or a line opens, read as ordinary words)
-    # (and those with a capital I read as ordinary words with it as ı or as i, for its own words: "Isıtma sorunu")
-    common, own = _common_openings(written, words, written_words, vocabulary) if turkish else (frozenset(),) * 2
-    if turkish:  # its terms are analyze's (a Turkish query keeps the words beside them anyway)
-        qwords = query_words(text, True, words, written_words, common)
-        distinct = list(dict.fromkeys(t for t, _w, _cap in qwords))
-    else:  # (analyze's table of English terms: cheaper when nothing else needs the words)
-        distinct = list(dict.fromkeys(analyze(text, turkish=False, words=words)))
-    # (v0.5.0 → 0.5.0, C++ → c++: one more term each; setupVersion → setup, version; JWTs → jwt; SESSION_ID →
-    # session_id)
-    identifiers = identifier_terms(folded) + compound_terms(written) + acronym_terms(written) + joined_terms(written)
-    if vocabulary is not None and not turkish and "s" in folded:
-        identifiers += _held_whole(words, vocabulary)  # (ios typed in lowercase: the iOS notes' term too)
-    if identifiers:
-        distinct = list(dict.fromkeys(distinct + identifiers))
+    # Only the words up to the one that brings the query's MAX_QUERY_TERMS-th distinct term are read further: the
+    # rest could add no term kept, and each word read costs lookups (QA round 155-C F2: 50,000 words took 9.4 s).
+    # Read with the whole query's language, they give the terms the whole query gave (a Turkish query's opening
+    # words as read there, _common_openings: more words read when fewer terms came of them than counted)
+    every = len(words)
+    wanted = MAX_QUERY_TERMS
+    while True:
+        read = _words_read(words, written_words, turkish, wanted)
+        some, some_written = (words[:read], written_words[:read]) if read < every else (words, written_words)
+        # (a Turkish query's words capitalised where it, a sentence or a line opens, read as ordinary words)
+        # (and those with a capital I read as ordinary words with it as ı or as i, for its own words: "Isıtma sorunu")
+        common, own = _common_openings(written, some, some_written, vocabulary) if turkish else (frozenset(),) * 2
+        if turkish:  # its terms are analyze's (a Turkish query keeps the words beside them anyway)
+            qwords = query_words(text, True, some, some_written, common)
+            distinct = list(dict.fromkeys(t for t, _w, _cap in qwords))
+        else:  # (analyze's table of English terms: cheaper when nothing else needs the words)
+            distinct = list(dict.fromkeys(analyze(text, turkish=False, words=some)))
+        if read == every or len(distinct) >= MAX_QUERY_TERMS:
+            break
+        wanted += MAX_QUERY_TERMS - len(distinct)
+    words, written_words, unread = some, some_written, every - read
+    if not unread:  # (a query cut short has its MAX_QUERY_TERMS terms before these: none would be kept)
+        # (v0.5.0 → 0.5.0, C++ → c++: one more term each; setupVersion → setup, version; JWTs → jwt; SESSION_ID →
+        # session_id)
+        identifiers = (identifier_terms(folded) + compound_terms(written) + acronym_terms(written)
+                       + joined_terms(written))
+        if vocabulary is not None and not turkish and "s" in folded:
+            identifiers += _held_whole(words, vocabulary)  # (ios typed in lowercase: the iOS notes' term too)
+        if identifiers:
+            distinct = list(dict.fromkeys(distinct + identifiers))
     dropped = max(0, len(distinct) - MAX_QUERY_TERMS)
     distinct = distinct[:MAX_QUERY_TERMS]
     resolved: dict[str, str] = {}
@@ -464,7 +484,39 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None, *, 
         # sleep in the class uyku|sleep and as consolidation's synonym)
         in_class = {m for ms in _classes(translated, resolved, terms, forms).values() for m in ms}
         syn = {s: w for s, w in syn.items() if s not in in_class}
-    return QueryPlan(text, terms, syn, turkish, dropped, resolved, translated, by_lexicon, forms, corrected, applied)
+    return QueryPlan(text, terms, syn, turkish, dropped, resolved, translated, by_lexicon, forms, corrected, applied,
+                     unread)
+
+
+def _words_read(words: list[str], written: list[str], turkish: bool, wanted: int = MAX_QUERY_TERMS) -> int:
+    """How many of a query's ``words`` (folded, :func:`dreamdb.analyzer.tokens`; ``written``: as written) to read:
+    up to the one that brings its ``wanted``-th distinct term, each word read as :func:`dreamdb.analyzer.query_words`
+    reads it (a capitalised word of a Turkish query by its name reading: :func:`plan_query` reads more when some
+    opening word read as an ordinary word gave fewer terms), every word when they hold fewer. A Turkish query's
+    words read are not all capitalised unless all of its words are (:func:`dreamdb.analyzer.opening_capitals` reads
+    such a query as a title: the words read must be read as the whole query's are). The loop stops at the word
+    returned: its cost is bounded by the words read, but for the one set of the query's words (C-level) that tells
+    a query of fewer distinct words than ``wanted`` (each word one term at most; a Turkish one two, as written
+    capitalised or not) from the others."""
+    if len(written) != len(words):  # pragma: no cover - folding never splits tokens (as query_words)
+        written = words
+    if len(words) <= wanted or len(set(words)) * (2 if turkish else 1) <= wanted:
+        return len(words)
+    seen, terms = set(), set()
+    for i, w in enumerate(words):
+        if len(w) > 1 and w not in STOPWORDS:
+            key = (w, turkish and not written[i][:1].isupper())
+            if key not in seen:
+                seen.add(key)
+                terms.add(stem(*key))
+                if len(terms) >= wanted:
+                    break
+    else:
+        return len(words)
+    read = i + 1
+    if turkish and all(o[:1].isupper() for o in written[:read]):
+        read = next((j + 1 for j in range(read, len(words)) if not written[j][:1].isupper()), read)
+    return read
 
 
 MAX_CORRECTED_LETTERS = 30
