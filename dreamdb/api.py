@@ -4239,7 +4239,12 @@ class Index:
     @_serialized
     def list_documents(self, types=None, *, exclude_types=None, tags=None, since=None, until=None, status=None,
                        level: int | None = None, include_expired: bool = True, now=None) -> list[dict]:
-        """The indexed documents (doc_id, type, title, date, status, level, path), sorted by doc_id.
+        """The indexed documents, sorted by doc_id: a dict each, as ``dreamdb list --json`` prints them (docs/json.md,
+        "list row"): ``doc_id``, ``type``, ``title``, ``date``, ``status``, ``level``, and ``path``, the source file
+        relative to the vault folder (:attr:`vault`, the ``_dream_context`` folder), ``/``-separated
+        (``knowledge/auth.md``; a changelog entry or a memory section names the file that holds it,
+        ``core/CHANGELOG.json``): not absolute, as :attr:`Hit.path` is (``index.vault / doc["path"]`` is the file;
+        QA round 155-C F3).
 
         Syncs first when ``auto_sync``, as :meth:`recall` and :meth:`status` do. The filters are :meth:`recall`'s
         (the same arguments, read the same way), but for ``include_expired``, which is true by default: a listing

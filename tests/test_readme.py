@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -115,6 +116,31 @@ def test_the_python_api_section_names_every_error_class():
     assert len(classes) >= 18 and [name for name in classes if f"`{name}`" not in listed] == []
     assert "`IndexUnavailable` (and `IndexDamaged`, `IndexTooNew`, and `IndexReplaced`" in listed
     assert "`ModelError` (and `ModelReplaced`" in listed
+
+
+def test_a_listed_documents_path_is_said_to_be_relative_to_the_vault_folder_as_it_is(tmp_path):
+    """QA round 155-C F3: ``Index.list_documents()``'s ``path`` is the source file relative to the vault folder (as
+    ``dreamdb list --json`` prints it and docs/json.md says), where a hit's is absolute; the docstring said "path",
+    the README nothing. The README's Python API section, the docstring and docs/json.md say so, and it holds."""
+    import shutil
+
+    import dreamdb
+
+    copy = tmp_path / "copy"
+    shutil.copytree(ROOT / "examples", copy, ignore=shutil.ignore_patterns(".dreamdb"))
+    with dreamdb.open(copy) as index:
+        docs = index.list_documents()
+        hit = index.recall("sleep")[0]
+    assert docs and all(not d["path"].startswith("/") and (index.vault / d["path"]).is_file() for d in docs)
+    assert index.vault.name == "_dream_context" and Path(hit.path).is_absolute()
+    assert {d["path"] for d in docs if d["type"] == "changelog"} == {"core/CHANGELOG.json"}
+    api = " ".join(_section("## Python API").split())
+    assert ("a document's `path` is its source file relative to the vault folder (`_dream_context`), `/`-separated"
+            in api and "where a hit's `path` is absolute: `index.vault / doc[\"path\"]` is the file" in api)
+    doc = " ".join(dreamdb.Index.list_documents.__doc__.split())
+    assert "``path``, the source file relative to the vault folder (:attr:`vault`, the ``_dream_context`` folder)" in doc
+    json_md = (ROOT / "docs" / "json.md").read_text(encoding="utf-8")
+    assert "| `path` | string | source file, relative to the vault folder (`_dream_context/`), `/`-separated" in json_md
 
 
 def test_the_embedding_time_the_help_gives_is_the_readmes_measured_one():
