@@ -2869,16 +2869,17 @@ class Index:
     def _holding_notes(self, into: list | None):
         """Within the block, the notes this Index adds go to ``into`` instead (when it is a list; the lock is held):
         a vault a :class:`~dreamdb.multi.MultiIndex` may read again, its query corrected, holds back its notes on
-        the reading as typed (QA round 155-A F1), which the MultiIndex adds if it does not."""
+        the reading as typed (QA round 155-A F1), which the MultiIndex adds if it does not. Only this thread's notes
+        (:meth:`Notes.held_back`: another thread's, from take_notes or a vault write, go to the notes as ever; QA
+        round 155-C F1)."""
         if into is None:
             yield
             return
-        kept, self.notes = self.notes, deque(maxlen=MAX_NOTES)
-        try:
-            yield
-        finally:
-            into.extend(self.notes)
-            self.notes = kept
+        with self.notes.held_back() as added:
+            try:
+                yield
+            finally:
+                into.extend(added)
 
     def _recall_tail(self, query: str, plan, hits, mode: str, top: int, now_days: float, filters: Filters,
                      explain: bool) -> list[Hit]:
