@@ -307,6 +307,49 @@ def test_a_capital_i_in_a_word_with_a_turkish_only_letter_is_dotless_in_a_query(
     assert all(found == lowercase for found in scores.values()), scores
 
 
+def test_a_capital_i_beside_a_turkish_only_letter_is_dotless_in_an_english_note_as_in_a_query(tmp_path):
+    """QA round 155-G F1: an English note's ``ŞIRNAK`` was the term ``şirnak`` and its ``DİYARBAKIR`` ``diyarbakir``
+    (plain lowercasing), where a query folds them as Turkish (dotless_capitals): ``ŞIRNAK``, ``Şırnak`` found no note,
+    and ``DİYARBAKIR`` only the note writing ``Diyarbakır``. A word in capitals with no Turkish-only letter keeps
+    its ``I`` (``ISPARTA``); a Turkish note, which indexes a capitalised word both ways, is as it was."""
+    import dreamdb
+    from dreamdb import analyzer
+    from dreamdb.analyzer import dotless_capitals, raw_tokens
+    from dreamdb.store.sync import document_terms
+    from dreamdb.vault.parse import Document
+
+    body = ("The team opened a field office in DİYARBAKIR and another in ŞIRNAK; the ISPARTA depot was closed. "
+            "We met Işık from the ministry about IĞDIR and API keys.")
+    postings, _lengths, turkish = document_terms(Document(type="knowledge", slug="field", title="Field office report",
+                                                          source_path="knowledge/field.md", body=body))
+    assert not turkish
+    assert {"diyarbakır", "şırnak", "ışık", "ığdır", "isparta", "api"} <= set(postings)
+    assert not {"diyarbakir", "şirnak", "işık", "iğdir", "ısparta"} & set(postings)
+    assert raw_tokens("ŞIRNAK ISPARTA") == ["şırnak", "isparta"] == analyzer.fold_written("ŞIRNAK ISPARTA").split()
+    # a Turkish note indexes both readings of a capitalised word already (analyze's stacked), as before
+    postings, _lengths, turkish = document_terms(Document(type="knowledge", slug="saha", title="Saha ofisi",
+                                                          source_path="knowledge/saha.md",
+                                                          body="Ekip DİYARBAKIR ve ŞIRNAK şehirlerinde ofis açtı."))
+    assert turkish and {"diyarbakir", "diyarbakır", "şirnak", "şırnak"} <= set(postings)
+    # (a word is read whole, from wherever its I stands; a long one costs one pass: it backtracked, 3.7 s for 20,000)
+    assert dotless_capitals("xIşI IxI _IğI_ aİbI") == "xışı IxI _ığı_ aİbı"
+    assert dotless_capitals("ış" * 10_000 + "I") == "ış" * 10_000 + "ı"
+    assert dotless_capitals("I" * 20_000 + " ş") == "I" * 20_000 + " ş"
+    vault = tmp_path / "_dream_context"
+    (vault / "knowledge").mkdir(parents=True)
+    (vault / "knowledge" / "field.md").write_text(f"---\nname: Field office report\ndate: 2026-01-01\n---\n\n{body}\n")
+    (vault / "knowledge" / "warehouse.md").write_text(
+        "---\nname: Warehouse plan\ndate: 2026-01-01\n---\n\n"
+        "The new warehouse in Diyarbakır will open in March; the depot near Iğdır stays.\n")
+    index = dreamdb.open(vault)
+    found = {q: sorted(h.doc_id for h in index.recall(q, now="2026-08-18"))
+             for q in ("ŞIRNAK", "Şırnak", "şırnak", "DİYARBAKIR", "Diyarbakır", "ISPARTA", "Işık")}
+    assert found == {"ŞIRNAK": ["knowledge/field"], "Şırnak": ["knowledge/field"], "şırnak": ["knowledge/field"],
+                     "DİYARBAKIR": ["knowledge/field", "knowledge/warehouse"],
+                     "Diyarbakır": ["knowledge/field", "knowledge/warehouse"],
+                     "ISPARTA": ["knowledge/field"], "Işık": ["knowledge/field"]}
+
+
 def test_zero_width_spaces_separate_words_and_variation_selectors_vanish():
     """QA round 15: removing U+200B glued words (Thai writes it between words); variation selectors stuck to
     their word so it no longer matched."""
