@@ -9,6 +9,7 @@ Pipeline, identical for documents and queries:
    (soft hyphen, zero-width joiners), Hebrew points, Arabic short vowels
    and tatweel are removed (a word matches with or without them); other
    combining marks (Devanagari, Thai vowel signs) stay inside their word.
+   An acute accent ``´`` typed for an apostrophe between letters is ``'``.
 1. Lowercase with Turkish-aware folding of ``İ`` (→ ``i``); Turkish letters
    ç ğ ı ö ş ü are kept. A capital ``I`` in a word holding a Turkish-only
    letter (``Ş Ğ ı İ``, either case) is ``ı`` (``ŞIRNAK`` → ``şırnak``,
@@ -19,7 +20,9 @@ Pipeline, identical for documents and queries:
 2. Split on everything that is not a letter or digit (whitespace, ``-``,
    ``_``, punctuation), so ``DEC-0054`` → ``dec``, ``0054`` and FTS syntax
    characters (``"``, ``*``, ``:``, ``(``, ``NOT``…) are plain text: the
-   query is never parsed as a query language.
+   query is never parsed as a query language. A Turkish suffix or an English
+   contraction after an apostrophe (:data:`APOSTROPHES`) is no word
+   (``API'nin``, ``Docker‘dan``: :data:`_APOSTROPHE_SUFFIX`).
 3. Drop tokens of length ≤ 1 and stopwords (English + Turkish particles and
    question words).
 4. Conservative stemming that only collapses inflections: Turkish nominal
@@ -157,10 +160,14 @@ def normalize(text: str) -> str:
     :data:`_IGNORABLE_RE`; ASCII text is returned as it is.
 
     Decomposed letters become one code point (``S`` + U+0327 → ``Ş``), so they are not split at
-    the combining mark; compatibility forms become plain letters (``ﬁ`` → ``fi``).
+    the combining mark; compatibility forms become plain letters (``ﬁ`` → ``fi``). An acute accent ``´`` typed
+    for an apostrophe between letters (``GitHub´dan``, :data:`_ACUTE_APOSTROPHE_RE`) is written ``'`` first: NFKC
+    makes it a space and a combining accent, which is removed.
     """
     if text.isascii():
         return text
+    if "\u00b4" in text:  # (an acute accent typed for an apostrophe, before NFKC makes it a space and a mark)
+        text = _ACUTE_APOSTROPHE_RE.sub("'", text)
     if len(text) > NORMALIZE_BY_LINES_FROM and "\n" in text:
         # line by line: a line already normalised costs a quick check, where a text with one "…" anywhere was
         # normalised whole (125 KB: 3.4 ms against 0.17). NFKC composes nothing across a line feed (a starter
@@ -207,10 +214,24 @@ def _holds_mark(text: str) -> bool:
 
 
 
-_APOSTROPHE_SUFFIX_RE = re.compile(r"['\u2019\u02bc](?<=[^\W_]['\u2019\u02bc]|[#+]['\u2019\u02bc])([^\W\d_]{1,16})(?![^\W_])")
-"""Letters written after an apostrophe inside a word (``hook'un``, ``API'nin``, ``we're``): candidates for
-:data:`_APOSTROPHE_SUFFIX`. (The apostrophe comes first in the pattern, the letter before it in a look-behind: the
-regex engine then skips to apostrophes, 5× faster on the real vault's CHANGELOG.json than a leading look-behind.)"""
+APOSTROPHES = "'\u2019\u02bc\u2018\u2032\u02b9"
+"""The characters read as an apostrophe between letters: ``'``, the right single quotation mark ``’`` (U+2019) and
+the modifier letter apostrophe ``ʼ`` (U+02BC), and what is typed for one: the left single quotation mark ``‘``
+(U+2018, an editor's smart quote turned the wrong way), the prime ``′`` (U+2032) and the modifier letter prime ``ʹ``
+(U+02B9), which look like it (QA round 155-G F2: ``Docker‘dan`` gave the terms ``docker`` and ``dan``, and
+``Redisʹin``, ``ʹ`` being a letter, ``redisʹin``, which ``Redis`` did not find). The acute accent ``´`` (U+00B4) is
+one too, made ``'`` by :func:`normalize` before NFKC splits it into a space and a combining accent
+(:data:`_ACUTE_APOSTROPHE_RE`). Not the backtick, which marks code in markdown."""
+
+_APOSTROPHE_SUFFIX_RE = re.compile(rf"[{APOSTROPHES}](?<=[^\W_][{APOSTROPHES}]|[#+][{APOSTROPHES}])([^\W\d_]{{1,16}})(?![^\W_])")
+"""Letters written after an apostrophe (:data:`APOSTROPHES`) inside a word (``hook'un``, ``API'nin``, ``we're``):
+candidates for :data:`_APOSTROPHE_SUFFIX`. (The apostrophe comes first in the pattern, the letter before it in a
+look-behind: the regex engine then skips to apostrophes, 5× faster on the real vault's CHANGELOG.json than a leading
+look-behind.)"""
+
+_ACUTE_APOSTROPHE_RE = re.compile(r"\u00b4(?<=[^\W_]\u00b4|[#+]\u00b4)(?=[^\W\d_])")
+"""An acute accent ``´`` (U+00B4) between a letter (or ``#``, ``+``) and a letter, typed for an apostrophe
+(``GitHub´dan``): :func:`normalize` writes it ``'``."""
 
 _PLURAL = r"(?:l[ae]r)?"
 _POSSESSIVE = r"(?:[ıiuü]?m[ıiuü]z|[ıiuü]?n[ıiuü]z|l[ae]r[ıiuü]|[ıiuü]?m|[ıiuü]?n|s?[ıiuü])?"
@@ -520,7 +541,7 @@ def tokens(text: str, *, data_dropped: bool = False) -> list[str]:
     """
     if not data_dropped:
         text = drop_data(text)
-    if "'" in text or "\u2019" in text or "\u02bc" in text:
+    if any(a in text for a in APOSTROPHES):
         text = _APOSTROPHE_SUFFIX_RE.sub(_drop_suffix, text)
     return token_pattern(text).findall(text)
 
@@ -1385,7 +1406,7 @@ def query_words(text: str, turkish: bool, words: list[str] | None = None,
     return out
 
 
-_APOSTROPHES = frozenset("'\u2019\u02bc")
+_APOSTROPHES = frozenset(APOSTROPHES)
 _SENTENCE_BREAK_RE = re.compile(r"(?<=[.!?…:;])\s+|\n\s*")
 """Where a sentence (or a line) ends: after ``. ! ? … : ;`` and whitespace, or at a line break."""
 
