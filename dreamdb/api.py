@@ -31,6 +31,7 @@ from dreamdb.ranking.rank import (HIT_COLUMNS, MAX_QUERY_TERMS, Filters, SqlVoca
                                   rank)
 from dreamdb.records import fields, record, replace
 from dreamdb.store import connect as db
+from dreamdb.store import trust
 from dreamdb.store.migrations import (current_version, latest_version, migrate, migrations_dir, missing_objects,
                                       pending, unexpected_objects)
 from dreamdb.store.salvage import carry_vectors, open_for_carry
@@ -1014,7 +1015,8 @@ class Index:
         return not config.is_vault_index_folder(self.index_path.parent, self.vault)
 
     def _open(self, *, again: bool = False, was_fresh: bool = False):
-        """The index's connection, ready: the file made, migrated, damaged files rebuilt (see :attr:`conn`).
+        """The index's connection, ready: the file made, migrated, damaged files rebuilt (see :attr:`conn`); a file
+        changed since dreamdb last left it is checked first (``PRAGMA quick_check``, :mod:`dreamdb.store.trust`).
         ``again``: this is the second try after a "disk I/O error" (see below), of a new index if ``was_fresh``."""
         migrations_dir()  # (a broken install is no damaged index: nothing is rebuilt, deleted, QA round 93-C F1)
         self.carry_over()
@@ -1063,6 +1065,13 @@ class Index:
         try:
             conn = self._connect()
             self._check_tables(conn)
+            # (a file changed since dreamdb last left it, by another program, a copy or a disk, is checked before it is
+            # trusted: pages that still parse answered a recall wrongly, exit 0; QA round 155-F F1)
+            changed = [] if fresh else trust.problems_if_changed(conn, self.index_path, QUICK_CHECK_ROWS)
+            if changed:
+                conn.close()
+                conn = None
+                raise db.DatabaseError(f"PRAGMA quick_check: {_first_problems(changed)}")
             config.restrict_mode(self.index_path)
             migrate(conn)
             gone = missing_objects(conn)
@@ -1980,6 +1989,7 @@ class Index:
         self._seen_changes = self._conn.total_changes
         if state is not None and state[:2] == self._opened_file:
             self._seen_state = state[2:]
+            trust.record(self.index_path)  # (the state its own write left: the next open need not check it)
 
     def _follow_rewritten_file(self, state: tuple[int, int]) -> None:
         """Close the connection (quietly: the next use reopens the file, and a damaged one is rebuilt with a note) when
@@ -2095,7 +2105,8 @@ class Index:
         is run on the index, and its first problems are returned (``None``: the file is sound, or the error is a
         lock or the machine's, which a check cannot explain). sqlite-vec reports a damaged page of its vector
         tables as a plain error (SQLITE_ERROR, ``vectors blob read error for 1``: QA round 74 F1), which left
-        every hybrid recall failing. Run only on an error's path (16 ms for the real vault's 7.9 MB index: ``scripts/bench_ops.py``)."""
+        every hybrid recall failing. Run only on an error's path (16 ms for the real vault's 7.9 MB index: ``scripts/bench_ops.py``;
+        an open runs it too where the file changed since dreamdb left it, :func:`dreamdb.store.trust.problems_if_changed`)."""
         msg = str(exc).lower()
         if "locked" in msg or "busy" in msg or _is_environment_error(exc) or self._conn is None:
             return None
@@ -2111,7 +2122,14 @@ class Index:
     def close(self) -> None:
         """Close the connection (the object can be used again; it reopens)."""
         self._release_rebuild_lock()
+        state = _file_state(self.index_path) if self._conn is not None else None
+        # (the file as this connection last saw it, changed by nothing else since: a checkpoint at its close moves it,
+        # dreamdb's own change, recorded as such)
+        as_left = (state is not None and state[:2] == self._opened_file and state[2:] == self._seen_state
+                   and self._conn.total_changes == self._seen_changes and self._read_only_because is None)
         self._drop_connection()
+        if as_left and _file_identity(self.index_path) == self._opened_file:
+            trust.record(self.index_path)
 
     def _drop_connection(self, *, quiet: bool = False) -> None:
         """Forget the connection, then close it: an interruption while it closes (Ctrl-C in SQLite's close) leaves

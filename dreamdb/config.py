@@ -793,8 +793,9 @@ def include_archives_default() -> bool:
 
 
 def remove_index_files(index_path: Path) -> None:
-    """Delete an index file with its ``-wal`` and ``-shm`` companions (missing ones are fine)."""
-    for suffix in ("", "-wal", "-shm"):
+    """Delete an index file with its ``-wal`` and ``-shm`` companions and its ``.trusted`` record
+    (:mod:`dreamdb.store.trust`; missing ones are fine)."""
+    for suffix in ("", "-wal", "-shm", ".trusted"):
         try:
             os.unlink(f"{index_path}{suffix}")
         except FileNotFoundError:

@@ -130,11 +130,15 @@ def checkpoint(vault: Path) -> None:
 
 
 def put_index(saved: Path, vault: Path) -> None:
-    """Put the saved sound index file back as the vault's index (no WAL beside it)."""
+    """Put the saved sound index file back as the vault's index (no WAL beside it), recorded as the state dreamdb left
+    (:mod:`dreamdb.store.trust`: else every hook's open would check the copy first, ``PRAGMA quick_check``)."""
+    from dreamdb.store import trust
+
     idx = index_path(vault)
     for suffix in ("-wal", "-shm"):
         Path(f"{idx}{suffix}").unlink(missing_ok=True)
     shutil.copyfile(saved, idx)
+    trust.record(idx)
 
 
 def files_leaf(saved: Path) -> tuple[int, int]:
@@ -155,10 +159,16 @@ def files_leaf(saved: Path) -> tuple[int, int]:
 
 
 def damage(vault: Path, page: int, page_size: int) -> None:
-    """Overwrite ``page`` of the vault's index with junk bytes (as ``tests/test_index_safety.py`` does)."""
+    """Overwrite ``page`` of the vault's index with junk bytes (as ``tests/test_index_safety.py`` does), recorded as
+    the state dreamdb left: the damage a prompt meets in its read and rebuilds itself. (Damage found by the open's check
+    of a file changed since, :mod:`dreamdb.store.trust`, replaces the index with an empty one, built as a vault with no
+    index is: by a background sync on the real vault, the prompt printing nothing.)"""
+    from dreamdb.store import trust
+
     with open(index_path(vault), "r+b") as f:
         f.seek((page - 1) * page_size)
         f.write(b"\xff" * page_size)
+    trust.record(index_path(vault))
 
 
 def bench_sync_check(vault: Path, runs: int) -> dict:
