@@ -4463,6 +4463,12 @@ def _environment_hint(exc: BaseException | str, index_path: Path, *, removed: bo
         return (f"Free space on the disk holding {index_path} (and the temp folder, or SQLITE_TMPDIR), then retry;"
                 f" {outcome}")
     if "disk I/O error" in str(exc):
+        missing = db.wal_missing_frames(index_path)
+        if missing:  # (QA round 155-F F2: `rm index.db-wal` under a reader was told to raise ulimit -f)
+            return (f"The index's -wal file ({index_path}-wal) was removed or replaced while another process had the"
+                    f" index open (its -shm file counts {missing:,} pages the -wal file no longer holds): wait for the"
+                    f" programs reading the index to close it, or delete {index_path} with its -wal and -shm files to"
+                    f" rebuild it from the vault, then retry; {outcome}")
         try:  # (QA round 48: on a full disk, SQLite cannot make the -shm file and says only "disk I/O error")
             st = os.statvfs(index_path.parent)
         except (OSError, AttributeError):  # (AttributeError: no statvfs, Windows)
@@ -4479,7 +4485,8 @@ def _environment_hint(exc: BaseException | str, index_path: Path, *, removed: bo
         return (f"Reading or writing {index_path} failed: a file size limit (ulimit -f), a disk quota, a full temp"
                 f" folder{', a file system SQLite cannot write as it needs (this one reports no size: FUSE?)' if sizeless else ''}"
                 f" or a failing disk; fix that{' (or keep the index on another file system)' if sizeless else ''},"
-                f" then retry; {outcome}")
+                f" then retry; or its -wal file was removed while another process had the index open: wait for that"
+                f" process to close it, or delete the index with its -wal and -shm files to rebuild it; {outcome}")
     try:  # a read-only file system: nothing there can be made writable or removed (QA round 50)
         if os.statvfs(index_path.parent).f_flag & getattr(os, "ST_RDONLY", 1):
             return (f"The file system holding {index_path} is mounted read-only: remount it read-write"

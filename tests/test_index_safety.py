@@ -4377,3 +4377,33 @@ def test_a_linked_sqlite_file_is_named_alike_by_every_command(example_vault, tmp
         assert main([*args, "--vault", str(example_vault)]) == 4, args
         assert f"Error: {said}\n" in capsys.readouterr().err, args
     assert own.read_bytes() == before and link.is_symlink()
+
+
+def test_a_wal_removed_under_a_reader_is_said_to_be_so(example_vault):
+    """QA round 155-F F2: with a reader in another process holding the index, a sync left its edit in the -wal file,
+    which was then removed; recall answered "No matches." and sync exited 4, both saying "disk I/O error" came of a
+    file size limit, a disk quota, a full temp folder or a failing disk. The -shm file, which counts the -wal's pages,
+    tells the removal apart: the hint names it."""
+    from tests.conftest import _held_by_child
+
+    index = dreamdb.open(example_vault)
+    index.sync()
+    path = index.index_path
+    index.close()
+    reader = ("import sqlite3, sys, time\n"
+              f"c = sqlite3.connect('file:{path}?mode=ro', uri=True, isolation_level=None)\n"
+              "c.execute('BEGIN'); c.execute('SELECT COUNT(*) FROM documents').fetchone()\n")
+    with _held_by_child([reader]):
+        note = next(example_vault.rglob("*.md"))
+        note.write_text(note.read_text() + "\nzebraquokka unique term\n")
+        with dreamdb.open(example_vault) as ix:
+            ix.sync()
+        assert os.path.getsize(f"{path}-wal") > 0  # (the reader's snapshot keeps the edit in the -wal)
+        os.unlink(f"{path}-wal")
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        for args in (["recall", "zebraquokka"], ["sync"]):
+            ran = subprocess.run([sys.executable, "-m", "dreamdb", *args, "--vault", str(example_vault)],
+                                 capture_output=True, text=True, env=env, cwd=example_vault.parent)
+            assert "-wal file" in ran.stderr and "was removed or replaced while another process had the index" \
+                in ran.stderr, (args, ran.returncode, ran.stderr)
+            assert "file size limit" not in ran.stderr
