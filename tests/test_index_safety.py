@@ -4407,3 +4407,18 @@ def test_a_wal_removed_under_a_reader_is_said_to_be_so(example_vault):
             assert "-wal file" in ran.stderr and "was removed or replaced while another process had the index" \
                 in ran.stderr, (args, ran.returncode, ran.stderr)
             assert "file size limit" not in ran.stderr
+
+
+def test_an_index_being_built_is_told_by_meta_having_no_last_sync(example_vault):
+    """QA round 155-F F3 (docs/schema.md, "An index being built"): a reader meets an empty, valid index while it is
+    built (a first sync, a rebuild); until the sync commits, ``meta`` holds neither ``last_sync`` nor ``vault``."""
+    index = dreamdb.open(example_vault, auto_sync=False)
+    conn = index.conn  # (created and migrated: what a rebuild makes before its sync)
+    keys = {k for (k,) in conn.execute("SELECT key FROM meta")}
+    assert not keys & {"last_sync", "vault"}, keys
+    assert conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0] == 0
+    assert conn.execute("SELECT n_docs FROM corpus_stats").fetchone()[0] == 0
+    index.sync()
+    keys = {k for (k,) in index.conn.execute("SELECT key FROM meta")}
+    assert {"last_sync", "vault"} <= keys and index.conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0] == 13
+    index.close()
