@@ -82,8 +82,9 @@ DENSE_EXCLUDED_TYPES = frozenset({"changelog"})
 #: without text of their own get no chunks (:func:`has_text_to_embed`); 6: runs of encoded data left out
 #: (:func:`embedded_text`); 7: a long identifier of short words is no such run
 #: (:data:`dreamdb.analyzer.MIN_COMMON_LETTER_SHARE`); 8: a piece of headings alone, cut from
-#: what follows it, is no chunk, and a small last piece shares with the one before (QA round 154-D F1).
-CHUNKER_VERSION = "8"
+#: what follows it, is no chunk, and a small last piece shares with the one before (QA round 154-D F1); 9:
+#: setext headings are headings, and a piece of headings alone is no chunk wherever it falls (QA round 155-A F3).
+CHUNKER_VERSION = "9"
 
 
 _WORD_CHAR = re.compile("[^\\W_\u115f\u1160\u3164\uffa0]")
