@@ -634,12 +634,7 @@ class Notes:
 
     def append(self, note: str) -> None:
         """Add ``note`` (the oldest note dropped past :attr:`maxlen`)."""
-        added = getattr(self._held, "added", None)
-        if added is not None:
-            added.append(note)
-            return
-        with self._lock:
-            self._items.append(note)
+        self.extend((note,))
 
     def extend(self, notes: Iterable[str]) -> None:
         """Add each of ``notes`` in turn (read whole first, outside the lock: a generator may add notes itself)."""
