@@ -278,11 +278,22 @@ class MultiIndex:
         order first given, then cleared, as :meth:`Index.take_notes` gives them (QA round 132-D F3: a vault left out
         was named once per recall since the last call). A vault's note that it skips a vault inside it is left out
         when that vault is one of these (QA round 145-H F2: "search it with its own --vault", said of a vault given
-        so)."""
+        so). A note every vault gave alike (one of the machine's, as that no embedding model is installed) is given
+        once, without a vault (QA round 155-I F1: it was repeated, once a vault)."""
         left_out = take_each_once(self._notes)
         searched = {_folder_identity(index.vault) for index in self.indexes}
-        return left_out + [f"{index.vault}: {n}" for index in self.indexes for n in index.take_notes()
-                           if not _searched_here(index.vault, n, searched)]
+        each = [(index, [n for n in index.take_notes() if not _searched_here(index.vault, n, searched)])
+                for index in self.indexes]
+        common = set(each[0][1]).intersection(*(set(notes) for _index, notes in each[1:])) if len(each) > 1 else set()
+        out, said = [], set()
+        for index, notes in each:
+            for n in notes:
+                if n not in common:
+                    out.append(f"{index.vault}: {n}")
+                elif n not in said:
+                    said.add(n)
+                    out.append(n)
+        return left_out + out
 
     def remember(self, *args, **kwargs):
         """Refused: writes need a single vault (raises :class:`~dreamdb.errors.UsageError`)."""

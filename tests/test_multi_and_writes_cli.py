@@ -2071,3 +2071,23 @@ def test_a_note_linked_to_standard_output_is_refused_without_a_made_up_path(tmp_
     assert p.stderr.startswith(f"Error: {v / 'knowledge' / 'out.md'} is a link to file descriptor 1 of the process that"
                                f" opens it (here a pipe, socket, terminal or device), not a file in the vault {v}."), p.stderr
     assert "remove the link" in p.stderr and (v / "knowledge" / "out.md").is_symlink()
+
+
+def test_a_note_every_vault_gives_alike_is_given_once(tmp_path, monkeypatch):
+    """QA round 155-I F1: with no embedding model, a hybrid recall of two vaults said "hybrid recall unavailable, used
+    bm25: no embedding model is installed …" twice, once a vault: a note every vault gives alike is given once,
+    without a vault, while a vault's own note keeps its vault."""
+    a, b = tmp_path / "a" / "_dream_context", tmp_path / "b" / "_dream_context"
+    write_doc(a, "knowledge/note.md", "---\ntitle: Note\n---\nnarwhal\n")
+    write_doc(b, "knowledge/other.md", "---\ntitle: Other\n---\nnarwhal beluga\n")
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(tmp_path / "no-model"))
+    monkeypatch.chdir(tmp_path)
+    with dreamdb.open([a, b]) as index:
+        assert len(index.recall("narwhal", mode="hybrid")) == 2
+        notes = index.take_notes()
+    machine = [n for n in notes if "no embedding model" in n]
+    assert len(machine) == 1 and not machine[0].startswith(str(a.resolve())), notes
+    with dreamdb.open([a, b]) as index:
+        assert index.recall("beluga", tags="nosuch") == []
+        notes = index.take_notes()
+    assert [n.split(":")[0] for n in notes] == [str(a.resolve()), str(b.resolve())], notes  # (each its own command)
