@@ -181,6 +181,56 @@ def test_the_package_compiles_on_the_oldest_supported_python():
     assert int(p.stdout.split()[-1]) >= 10  # (the analyzer among them: 3.10 compiled its patterns)
 
 
+def test_no_pattern_uses_what_the_oldest_supported_pythons_re_lacks():
+    """Without a 3.10 interpreter (the test above skips): every regular expression written in the package (a string
+    given to ``re.compile``, ``re.search``… or :class:`~dreamdb.lazy_regex.LazyPattern`) is parsed, and none may use a
+    possessive quantifier (``*+``, ``++``, ``?+``, ``{m,n}+``) or an atomic group (``(?>…)``), which Python 3.11's
+    ``re`` added: importing dreamdb on 3.10 raised ``re.error`` (QA round 67 H1, and again in the analyzer on
+    7 Dec 2026, caught in review)."""
+    import ast
+    from pathlib import Path
+
+    import dreamdb
+
+    try:
+        from re import _constants as constants, _parser as parser
+    except ImportError:  # (Python 3.10: such a pattern does not parse at all)
+        import sre_constants as constants
+        import sre_parse as parser
+    newer = {getattr(constants, name) for name in ("POSSESSIVE_REPEAT", "ATOMIC_GROUP") if hasattr(constants, name)}
+
+    def uses(parsed) -> bool:
+        for op, av in parsed:
+            if op in newer:
+                return True
+            for part in av if isinstance(av, (list, tuple)) else ():
+                if isinstance(part, parser.SubPattern) and uses(part):
+                    return True
+                if isinstance(part, (list, tuple)) and any(isinstance(x, parser.SubPattern) and uses(x) for x in part):
+                    return True
+        return False
+
+    functions = {"compile", "search", "match", "fullmatch", "sub", "subn", "split", "findall", "finditer",
+                 "LazyPattern"}
+    found, checked = [], 0
+    for path in sorted(Path(dreamdb.__file__).parent.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+                    and isinstance(node.args[0].value, str)):
+                continue
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            on_re = isinstance(node.func, ast.Attribute) and getattr(node.func.value, "id", "") == "re"
+            if name not in functions or not (on_re or name in ("compile", "LazyPattern")):
+                continue  # (a compiled pattern's .sub(r"\1", …) is given its replacement)
+            checked += 1
+            try:
+                if uses(parser.parse(node.args[0].value)):
+                    found.append(f"{path.name}:{node.lineno}")
+            except Exception as exc:  # noqa: BLE001 - a pattern 3.10 cannot parse is one it lacks
+                found.append(f"{path.name}:{node.lineno} ({exc})")
+    assert checked >= 50 and found == [], found
+
+
 def test_the_package_version_is_the_projects():
     """QA round 67 M2: every build said 0.1.0, so ``pip install -U`` of a newer wheel did nothing. ``__version__``
     (what ``dreamdb --version`` prints, without reading package metadata at start-up) is pyproject.toml's."""
