@@ -602,6 +602,14 @@ def corrected_words(corrected: dict[str, str]) -> str:
     return ", ".join(f"{typed} → {spelled}" for typed, spelled in corrected.items())
 
 
+def recall_mode(mode: str | None) -> tuple[str, bool]:
+    """The mode a recall given ``mode`` runs in, and whether it came from ``DREAMDB_RECALL_MODE``: ``mode``, else the
+    variable's (spaces around it and its case ignored, blank as unset: as the prompt hook reads it, QA rounds 65 L8
+    and 68 L8), else ``bm25``; not checked (:meth:`Index.recall` refuses an unknown one)."""
+    env_mode = None if mode else os.environ.get("DREAMDB_RECALL_MODE", "").strip() or None
+    return (mode or env_mode or "bm25").strip().lower(), bool(env_mode)
+
+
 def take_each_once(notes: deque[str]) -> list[str]:
     """Every note in ``notes``, each once, in the order first given; ``notes`` is emptied (a
     :class:`~dreamdb.multi.MultiIndex`'s own notes; an Index's are :meth:`Notes.take`'s)."""
@@ -2805,9 +2813,7 @@ class Index:
                              "Python for the default (DREAMDB_RECALL_MODE, else bm25).")
         # (spaces around the variable's value and its case ignored, blank as unset: as the prompt hook reads it,
         # QA round 65 L8)
-        env_mode = None if mode else os.environ.get("DREAMDB_RECALL_MODE", "").strip() or None
-        from_env = bool(env_mode)
-        mode = (mode or env_mode or "bm25").strip().lower()  # (" bm25 " as the variable's value is: QA round 68 L8)
+        mode, from_env = recall_mode(mode)
         if mode not in MODES:
             where = "DREAMDB_RECALL_MODE" if from_env else "mode"
             raise UsageError(f"Unknown recall mode {mode!r} (from {where})", hint=f"Use one of: {', '.join(MODES)}")

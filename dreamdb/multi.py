@@ -32,7 +32,7 @@ import threading
 from collections import deque
 
 from dreamdb import config
-from dreamdb.api import MAX_NOTES, NOTHING_MATCHED, Hit, Index, corrected_words, take_each_once
+from dreamdb.api import MAX_NOTES, NOTHING_MATCHED, Hit, Index, corrected_words, recall_mode, take_each_once
 from dreamdb.errors import UsageError
 from dreamdb.ranking.rank import Collection, merge_corrections
 from dreamdb.ranking.signals import tie_score
@@ -143,7 +143,8 @@ class MultiIndex:
 
         with self._pooling:
             collection, synced = None, set()
-            if len(self.indexes) > 1 and _recall_mode(kwargs.get("mode")) == "bm25":
+            mode = kwargs.get("mode")
+            if len(self.indexes) > 1 and recall_mode(mode if isinstance(mode, str) else None)[0] == "bm25":
                 # (hybrid, dense and RRF hits merge by their rank in their vault: no pooled statistics to read)
                 def part(index):
                     taken = index._collection_part()
@@ -380,14 +381,6 @@ class VaultsSpelling:
         """Whether the query is to be read again, corrected, in every vault: this is the first reading, no vault
         matched it as typed, and some vault's notes hold a correction."""
         return self.corrections is None and not self.matched and bool(self.found)
-
-
-def _recall_mode(mode) -> str:
-    """The mode a recall given ``mode`` runs in, as :meth:`Index.recall` resolves it (``DREAMDB_RECALL_MODE``'s when
-    ``mode`` is ``None`` or empty, else ``bm25``); a wrong one is left for the recall to refuse."""
-    if not isinstance(mode, str):
-        mode = None
-    return (mode or os.environ.get("DREAMDB_RECALL_MODE", "").strip() or "bm25").strip().lower()
 
 
 def merge_hits(lists: list[list[Hit]], top: int) -> list[Hit]:
