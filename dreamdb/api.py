@@ -3277,8 +3277,9 @@ class Index:
     def _pooled(self):
         """The collection statistics a :class:`~dreamdb.multi.MultiIndex` pooled over the vaults of this call (this
         thread's ``_deferring.collection``: :class:`dreamdb.ranking.rank.Collection`), that a BM25 recall weighs
-        its terms with; ``None`` (this index's own) for a recall of this vault alone. Hybrid rankings keep
-        this vault's own: a MultiIndex merges them by rank."""
+        its terms with, as does a hybrid mode's fallback to BM25 (QA round 156-A F1); ``None`` (this index's own)
+        for a recall of this vault alone. Hybrid rankings keep this vault's own: a MultiIndex merges them by
+        rank."""
         return getattr(self._deferring, "collection", None)
 
     @_serialized

@@ -23,6 +23,17 @@ the cosine of a chunk outside its main language by its own language means
 0.875 in another, and by rankScore a vault's best answer fell below another's unrelated, centred notes
 (QA round 145-H F1). Plain RRF scores are on one scale in every vault and merge by rankScore, unless a
 vault fell back to BM25 (no vectors yet): vaults whose modes differ merge by rank too.
+
+A hybrid, dense or RRF recall that falls back to BM25 in a vault (no model, no vectors yet, the dense channel
+failing) ranks it with the pooled statistics too, as a BM25 recall of these vaults ranks it: when every vault falls
+back, the hits are a BM25 recall's and merge by rankScore (QA round 156-A F1: each fallen-back vault weighed its own
+IDF, and a 3-note vault's title match came 7th where BM25 put it 1st). The statistics are pooled before any vault
+ranks, in every mode (the sync every recall runs, and each vault's document count): whether a vault falls back is
+known only as it ranks (a lazy refresh may embed its first texts, the query's embedding may fail), and a vault
+that does not fall back never reads the others' frequencies. When some vault falls back and another does not, their
+hits merge by rank as above, each vault's list in its own order: the fallen-back vault's as a BM25 recall of these
+vaults orders it; a tie of ranks compares raw BM25, which the vault that did not fall back weighs with its own
+counts (its fusion reads them).
 """
 
 from __future__ import annotations
@@ -32,7 +43,7 @@ import threading
 from collections import deque
 
 from dreamdb import config
-from dreamdb.api import MAX_NOTES, NOTHING_MATCHED, Hit, Index, corrected_words, recall_mode, take_each_once
+from dreamdb.api import MAX_NOTES, MODES, NOTHING_MATCHED, Hit, Index, corrected_words, recall_mode, take_each_once
 from dreamdb.errors import UsageError
 from dreamdb.ranking.rank import Collection, merge_corrections
 from dreamdb.ranking.signals import tie_score
@@ -130,9 +141,11 @@ class MultiIndex:
         BM25 weighs each vault's terms with the statistics of the vaults searched together (see the module
         docstring): each vault is synced first (as its recall would; its recall then does not sync it again, only
         checks the vault is still there), its document count read, and a vault's ranking reads the others' document
-        frequencies of its terms; a vault gone meanwhile adds none and is left out. Hybrid, dense and RRF recalls,
-        merged by rank, read no pooled statistics. One recall of this object runs at a time (another
-        thread's waits): a vault's ranking holds its Index's lock while it takes another's.
+        frequencies of its terms; a vault gone meanwhile adds none and is left out. So does a hybrid, dense or RRF
+        recall, whose rankings read them only where a vault falls back to BM25 (no model, no vectors: QA round
+        156-A F1); the others merge by rank. A vault left out while the statistics are read (gone, its index being
+        built elsewhere) is not asked again for its hits (its build was waited for once). One recall of this object
+        runs at a time (another thread's waits): a vault's ranking holds its Index's lock while it takes another's.
 
         Raises:
             VaultNotFound, FirstBuildElsewhere, RebuildElsewhere: every vault was left out (the first one's error:
@@ -142,23 +155,25 @@ class MultiIndex:
         from dreamdb.api import _now
 
         with self._pooling:
-            collection, synced = None, set()
+            collection, synced, among = None, set(), None
             mode = kwargs.get("mode")
-            if len(self.indexes) > 1 and recall_mode(mode if isinstance(mode, str) else None)[0] == "bm25":
-                # (hybrid, dense and RRF hits merge by their rank in their vault: no pooled statistics to read)
+            if len(self.indexes) > 1 and recall_mode(mode if isinstance(mode, str) else None)[0] in MODES:
+                # (in every mode: a hybrid, dense or RRF recall that falls back to BM25 in a vault, with no model or
+                # no vectors, ranks it with them, QA round 156-A F1; a mode the recall refuses syncs nothing first)
                 def part(index):
                     taken = index._collection_part()
                     synced.add(id(index))
                     return taken
 
                 parts = self._each_vault(part)
+                among = synced  # (a vault left out here is not asked again: a second wait for its build)
                 if len(parts) > 1:
                     collection = Collection(parts)
 
             def recall(index):
                 index._deferring.collection = collection
                 # (synced for the statistics just now: its recall does not sync it again, QA round 155-H F2)
-                index._deferring.synced = collection is not None and id(index) in synced
+                index._deferring.synced = id(index) in synced
                 try:
                     return index.recall(query, top=top, **kwargs)
                 finally:
@@ -167,10 +182,10 @@ class MultiIndex:
 
             now = _now(None) if kwargs.get("now") is None else None  # (one instant for both readings)
             spelling = VaultsSpelling()
-            lists = self._each_vault(recall, now=now, spelling=spelling)
+            lists = self._each_vault(recall, now=now, spelling=spelling, among=among)
             if spelling.again():
                 again = VaultsSpelling(merge_corrections(list(spelling.found.values())))
-                lists = self._each_vault(recall, now=now, spelling=again)
+                lists = self._each_vault(recall, now=now, spelling=again, among=among)
                 if again.said:
                     self._notes.append(f"{NOTHING_MATCHED} in any vault; every vault read it with its spelling "
                                        "corrected: " + corrected_words(again.said))
@@ -179,7 +194,8 @@ class MultiIndex:
                     index.notes.extend(notes)
             return merge_hits(lists, top)
 
-    def _each_vault(self, call, *, clock: bool = False, now=None, spelling: VaultsSpelling | None = None) -> list:
+    def _each_vault(self, call, *, clock: bool = False, now=None, spelling: VaultsSpelling | None = None,
+                    among: set[int] | None = None) -> list:
         """``call(index)`` for every vault still there, in order; a vault gone since this object was made is left
         out, with a note, and so is one whose index another process is building
         (:class:`~dreamdb.errors.FirstBuildElsewhere`, :class:`~dreamdb.errors.RebuildElsewhere`: the index is a
@@ -191,7 +207,8 @@ class MultiIndex:
         rankScore's rounding and equal hits came in vault order), and ``today`` and expiry mean one instant; ``now``
         (a ``datetime``) is that instant, read by the caller. ``spelling``: a recall's spelling correction across the
         vaults, which every vault's recall reads (:class:`VaultsSpelling`); when the query is to be read again,
-        corrected, the filters' notes are dropped (the second reading says its own).
+        corrected, the filters' notes are dropped (the second reading says its own). ``among``: the ``id`` of the
+        vaults to call, those an earlier step of the same call did not leave out (``None``: every vault).
 
         Raises:
             VaultNotFound, FirstBuildElsewhere, RebuildElsewhere: no vault gave a result; the first vault's error.
@@ -203,6 +220,8 @@ class MultiIndex:
             now = _now(None)
         results, gone, deferred = [], [], []
         for index in self._searched_once():
+            if among is not None and id(index) not in among:
+                continue
             index._deferring.notes = notes = []  # (this thread's: QA round 128-A F5)
             index._deferring.clock = now
             index._deferring.spelling = spelling

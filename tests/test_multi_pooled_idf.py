@@ -118,7 +118,95 @@ def test_each_vault_is_synced_once_a_recall(tmp_path, monkeypatch):
         index.recall("releese checklst", now=NOW)  # (no vault matches it as typed: read again, corrected)
         assert sorted(synced) == sorted([str(small), str(big)]), synced
         synced.clear()
-        pooled = []
-        monkeypatch.setattr(Index, "_collection_part", lambda self: pooled.append(self) or (0, dict, list))
-        index.recall("release checklist", now=NOW, mode="dense")
-        assert pooled == []
+        index.recall("release checklist", now=NOW, mode="dense")  # (pooled too, for a fallback: QA round 156-A F1)
+        assert sorted(synced) == sorted([str(small), str(big)]), synced
+
+
+def test_a_hybrid_recall_that_falls_back_to_bm25_in_every_vault_ranks_as_bm25(tmp_path, monkeypatch):
+    """QA round 156-A F1: a hybrid, rrf or dense recall of several vaults that fell back to BM25 in each (no model,
+    no vectors) weighed each vault's terms with its own statistics, where a BM25 recall pools them: a 3-note vault's
+    title match came 7th (raw 2.118) where BM25 put it 1st (5.01). Every mode that falls back in every vault now
+    answers BM25's hits, scores and order; mode or DREAMDB_RECALL_MODE."""
+    small = tmp_path / "small" / "_dream_context"
+    write_doc(small, "knowledge/release-checklist.md", NOTE)
+    write_doc(small, "knowledge/other.md", "---\ntitle: Kalomi nupero\n---\nsutivo zekalo mirosu\n")
+    big = _vault(tmp_path, "big", 300, weak=5)
+    (big / "knowledge" / "release-checklist.md").unlink()
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(tmp_path / "no-model"))  # (no model: hybrid recall falls back)
+
+    def seen(hits):
+        return [(h.vault, h.doc_id, h.score, h.rank_score, h.mode) for h in hits]
+
+    with dreamdb.open([big, small]) as index:
+        bm25 = seen(index.recall("release checklist", top=8, now=NOW))
+        assert bm25[0][:2] == (str(small.resolve()), "knowledge/release-checklist")
+        for mode in ("hybrid", "rrf", "dense"):
+            assert seen(index.recall("release checklist", top=8, now=NOW, mode=mode)) == bm25, mode
+        monkeypatch.setenv("DREAMDB_RECALL_MODE", "hybrid")
+        assert seen(index.recall("release checklist", top=8, now=NOW)) == bm25
+        assert any(n.startswith("hybrid recall unavailable, used bm25") for n in index.take_notes())
+
+
+def test_a_vault_that_falls_back_beside_one_that_does_not_keeps_its_bm25_order(tmp_path, monkeypatch):
+    """QA round 156-A F1, its mixed case: one vault answers a hybrid recall, the other falls back to BM25 (no vectors
+    yet). Their hits merge by rank (a fused score and a BM25 rankScore do not compare); the fallen-back vault's hits
+    are those a BM25 recall of the same vaults gives it, weighed with the pooled statistics."""
+    from dreamdb.api import Index
+    from dreamdb.records import replace
+
+    small = tmp_path / "small" / "_dream_context"
+    write_doc(small, "knowledge/release-checklist.md", NOTE)
+    write_doc(small, "knowledge/other.md", "---\ntitle: Kalomi nupero\n---\nsutivo zekalo mirosu\n")
+    big = _vault(tmp_path, "big", 300, weak=5)
+
+    def hybrid(self, plan, mode, top, now_days, filters, explain):
+        if self.vault == big.resolve():  # (no vectors: it falls back)
+            self.notes.append("no dense results yet: no text has a vector, so these are BM25's results")
+            return None
+        # (the small vault fuses: its BM25 channel by its own statistics, RRF scores)
+        hits = self._hits(self._rank(plan, top=top, now_days=now_days, filters=filters), plan, mode=mode,
+                          explain=explain)
+        return [replace(h, rank_score=1 / (60 + r)) for r, h in enumerate(hits, 1)]
+
+    with dreamdb.open([big, small]) as index:
+        pooled = [(h.doc_id, h.score, h.rank_score) for h in index.recall("release checklist", top=8, now=NOW)
+                  if h.vault == str(big.resolve())]
+        monkeypatch.setattr(Index, "_hybrid", hybrid)
+        hits = index.recall("release checklist", top=8, now=NOW, mode="hybrid")
+    of_big = [(h.doc_id, h.score, h.rank_score) for h in hits if h.vault == str(big.resolve())]
+    assert {h.mode for h in hits if h.vault == str(big.resolve())} == {"bm25"}
+    assert of_big == pooled[:len(of_big)] and len(of_big) >= 4, (of_big, pooled)
+    assert {h.mode for h in hits if h.vault == str(small.resolve())} == {"hybrid"}
+    assert {h.vault for h in hits[:2]} == {str(big.resolve()), str(small.resolve())}  # (each vault's first: by rank)
+
+
+def test_a_vault_left_out_while_the_statistics_are_read_is_not_waited_for_again(tmp_path, monkeypatch):
+    """A vault whose index another process is building was waited for (up to ``lock_timeout_ms``) when the
+    statistics were pooled, left out, then waited for again by its recall: `recall --vault A --vault B` took twice
+    the wait (2.4 s for lock_timeout_ms=1000). Pooled in every mode since QA round 156-A F1, a hybrid recall would
+    have waited twice too. It is left out once, with one note, in every mode."""
+    from dreamdb.api import Index
+    from dreamdb.errors import FirstBuildElsewhere
+
+    small, big = _vault(tmp_path, "small", 2), _vault(tmp_path, "big", 20, weak=3)
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(tmp_path / "no-model"))
+    with dreamdb.open([small, big]) as index:
+        index.recall("release checklist", now=NOW)
+        taken, recalled = Index._collection_part, []
+        real_recall = Index.recall
+
+        def part(self):
+            if self.vault == big.resolve():
+                raise FirstBuildElsewhere("Another dreamdb process is building the index for the first time.")
+            return taken(self)
+
+        monkeypatch.setattr(Index, "_collection_part", part)
+        monkeypatch.setattr(Index, "recall", lambda self, *a, **k: (recalled.append(self.vault), real_recall(
+            self, *a, **k))[1])
+        for mode in ("bm25", "hybrid"):
+            hits = index.recall("release checklist", now=NOW, mode=mode)
+            assert {h.vault for h in hits} == {str(small.resolve())}
+            assert recalled == [small.resolve()], recalled
+            assert [n for n in index.take_notes() if "left out" in n] == [
+                f"{big.resolve()}: left out: Another dreamdb process is building the index for the first time."]
+            recalled.clear()
