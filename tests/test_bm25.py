@@ -419,6 +419,33 @@ def test_a_query_past_the_term_cap_says_how_much_of_it_was_read(tiny_vault):
     index.close()
 
 
+def test_a_query_of_as_many_terms_as_the_cap_then_repeats_or_stopwords_is_read_whole_without_a_note(tiny_vault,
+                                                                                                     monkeypatch):
+    """QA round 156-A F5: exactly MAX_QUERY_TERMS distinct words followed by repeats (and a one-letter word or a
+    stopword) or by stopwords were said to hold "more than 256 distinct terms", "its last 11 words (or 90), past
+    them, were not read": the reading stopped at the 256th term, though no word after it brings another. Such a query
+    is read whole, its plan that of every word read, and no note is given; a word past the cut that brings another
+    term still cuts it, and the note counts every word past the cut."""
+    from dreamdb.ranking import rank
+    from dreamdb.ranking.rank import MAX_QUERY_TERMS, plan_query
+
+    _tiny(tiny_vault)
+    words = [f"w{chr(97 + i // 26)}{chr(97 + i % 26)}x" for i in range(MAX_QUERY_TERMS)]  # (no stem cut)
+    queries = [words + words[:10] + ["x"], words + words[:10] + ["the"], words + ["the", "and", "of"] * 30,
+               words + ["Wabx", "WACX", "wadx."] * 5 + ["a"]]  # (capitalised or punctuated: the same terms)
+    with monkeypatch.context() as every_word:  # (every word read)
+        every_word.setattr(rank, "_words_read", lambda words, *args: len(words))
+        whole = [plan_query(" ".join(q), None) for q in queries]
+    with dreamdb.open(tiny_vault) as index:
+        for q, read_whole in zip(queries, whole):
+            plan = plan_query(" ".join(q), None)
+            assert plan == read_whole and plan.unread == 0 and len(plan.terms) == MAX_QUERY_TERMS, q[-3:]
+            assert index.recall(" ".join(q)) == [] and index.take_notes() == [], q[-3:]
+        index.recall(" ".join(words + words[:10] + ["sleep"] + words[:5]))  # (a 257th term, 6 words past the cut)
+        assert index.take_notes() == [f"the query has more than {MAX_QUERY_TERMS} distinct terms; only the first "
+                                      f"{MAX_QUERY_TERMS} were used, and its last 16 words, past them, were not read"]
+
+
 @needs_real_vault
 def test_a_query_past_the_term_cap_is_read_up_to_its_last_term_kept_and_keeps_its_terms(real_index, kenet_lexicon,
                                                                                         monkeypatch):

@@ -75,7 +75,9 @@ class QueryPlan:
         corrections: the corrections read into this plan, as :func:`spelling_corrections` gives them (a
             :class:`~dreamdb.multi.MultiIndex` merges its vaults' with :func:`merge_corrections`).
         unread: the query's words left unread, after the one that brought its :data:`MAX_QUERY_TERMS`-th
-            distinct term (none of them would add a term kept; QA round 155-C F2); 0 when every word was read.
+            distinct term (none of them would add a term kept; QA round 155-C F2), where some word of them brings
+            another term (the query has more than :data:`MAX_QUERY_TERMS`); 0 when every word was read, as when the
+            words past that one bring no other term (QA round 156-A F5).
     """
 
     text: str
@@ -492,31 +494,45 @@ def _words_read(words: list[str], written: list[str], turkish: bool, wanted: int
     """How many of a query's ``words`` (folded, :func:`dreamdb.analyzer.tokens`; ``written``: as written) to read:
     up to the one that brings its ``wanted``-th distinct term, each word read as :func:`dreamdb.analyzer.query_words`
     reads it (a capitalised word of a Turkish query by its name reading: :func:`plan_query` reads more when some
-    opening word read as an ordinary word gave fewer terms), every word when they hold fewer. A Turkish query's
+    opening word read as an ordinary word gave fewer terms), every word when they hold fewer, or when no word past
+    that one brings another term (repeats, stopwords, one-letter words: QA round 156-A F5, 256 distinct words and 11
+    repeats were said to hold more than 256 distinct terms, "its last 11 words … were not read"). A Turkish query's
     words read are not all capitalised unless all of its words are (:func:`dreamdb.analyzer.opening_capitals` reads
-    such a query as a title: the words read must be read as the whole query's are). The loop stops at the word
-    returned: its cost is bounded by the words read, but for the one set of the query's words (C-level) that tells
-    a query of fewer distinct words than ``wanted`` (each word one term at most; a Turkish one two, as written
-    capitalised or not) from the others."""
+    such a query as a title: the words read must be read as the whole query's are). The loop stops at the first word
+    past the ``wanted``-th term that brings another: its cost is bounded by the words read (a set lookup a word past
+    it, a stem a new word), but for the one set of the query's words (C-level) that tells a query of fewer distinct
+    words than ``wanted`` (each word one term at most; a Turkish one two, as written capitalised or not) from the
+    others."""
     if len(written) != len(words):  # pragma: no cover - folding never splits tokens (as query_words)
         written = words
     if len(words) <= wanted or len(set(words)) * (2 if turkish else 1) <= wanted:
         return len(words)
     seen, terms = set(), set()
-    for i, w in enumerate(words):
+
+    def new_term(j: int) -> bool:  # (the j-th word read: whether it brings a term the words before did not)
+        w = words[j]
         if len(w) > 1 and w not in STOPWORDS:
-            key = (w, turkish and not written[i][:1].isupper())
+            key = (w, turkish and not written[j][:1].isupper())
             if key not in seen:
                 seen.add(key)
-                terms.add(stem(*key))
-                if len(terms) >= wanted:
-                    break
+                term = stem(*key)
+                if term not in terms:
+                    terms.add(term)
+                    return True
+        return False
+
+    for i in range(len(words)):
+        if new_term(i) and len(terms) >= wanted:
+            break
     else:
         return len(words)
     read = i + 1
     if turkish and all(o[:1].isupper() for o in written[:read]):
         read = next((j + 1 for j in range(read, len(words)) if not written[j][:1].isupper()), read)
-    return read
+        for j in range(i + 1, read):
+            new_term(j)
+    # (past the cut, a word that brings another term: else every word is read, nothing left out)
+    return read if any(new_term(j) for j in range(read, len(words))) else len(words)
 
 
 MAX_CORRECTED_LETTERS = 30
