@@ -336,8 +336,9 @@ def test_a_setext_heading_is_a_heading():
     """QA round 155-A F3: a setext heading (``User Stories`` over ``====``, ``Criteria`` over ``----``) was read as a
     paragraph: a note written with them was cut at none of its headings, and a heading whose paragraph fills a chunk
     was a chunk of its own (``'User Stories\\n============'``, 3 words with the title), where ``## User Stories`` is
-    none. Read as CommonMark does: the underline makes the paragraph right above it a heading; a ``---`` line after a
-    blank line is a thematic break, and one under a list item or a quote is no underline of it."""
+    none. Read as CommonMark does: the underline makes the paragraph right above it a heading (one line of heading
+    length: QA round 156-A F3); a ``---`` line after a blank line is a thematic break, and one under a list item or a
+    quote is no underline of it."""
     from dreamdb.embeddings.chunk import _blocks
 
     first, second = words(379, "u"), words(379, "c")
@@ -347,15 +348,75 @@ def test_a_setext_heading_is_a_heading():
     assert [content(c) for c in chunk_document("T", atx)] == [first, second]
 
     # cut at a setext heading as at an ATX one: the heading starts its section's chunk
-    body = f"{words(150, 'a')}\n\nTwo\n---\n\n{words(150, 'b')}\n\nThree\nin two lines\n=====\n{words(150, 'c')}"
+    body = f"{words(150, 'a')}\n\nTwo\n---\n\n{words(150, 'b')}\n\nThree in a line\n=====\n{words(150, 'c')}"
     assert [content(c) for c in chunk_document("Doc", body)] == [
-        words(150, "a"), f"Two\n---\n\n{words(150, 'b')}", f"Three\nin two lines\n=====\n\n{words(150, 'c')}"]
+        words(150, "a"), f"Two\n---\n\n{words(150, 'b')}", f"Three in a line\n=====\n\n{words(150, 'c')}"]
 
     assert _blocks("text\n\n---\n\nmore") == [("para", "text"), ("para", "---"), ("para", "more")]  # a thematic break
     assert _blocks("===\ntext") == [("para", "===\ntext")]  # no paragraph above: text
     for above in ("- item", "1. item", "> quoted", "| a | b |", "    code", "intro\n* item"):
         assert [kind for kind, _ in _blocks(f"{above}\n---")] == ["para"], above
     assert _blocks("```\nfenced\n---\n```") == [("fence", "```\nfenced\n---\n```")]  # in a fence: code
+
+
+
+def test_text_right_above_a_break_is_never_dropped():
+    """QA round 156-A F3: a paragraph written right above a ``---`` line (a thematic break, to its author) was read as
+    a setext heading of any length, and cut from the paragraph after it, dropped as a piece of headings alone, yet
+    counted as kept: an 83-word paragraph then a 320-word one gave one chunk of 321 words, kept_words 404 of 404. A
+    setext heading is one line of heading length; a longer paragraph, or one of several lines, is text, which the
+    underline ends. Checked besides on every note of the example and real vaults: no word of text is left out."""
+    from collections import Counter
+    from pathlib import Path
+
+    from dreamdb.embeddings.chunk import (SETEXT_HEADING_MAX_CHARS, SETEXT_HEADING_MAX_WORDS, SPLIT_ABOVE_WORDS,
+                                          _COMMENT_RE, _WORD_CHAR, _blocks, chunk_with_coverage,
+                                          embedded_text)
+    from dreamdb.vault.literal_blocks import COMMENT_OPENING, block_opening
+    from tests.conftest import REAL_VAULT_SRC, ROOT
+
+    p1, p2, p300 = words(83, "p"), words(320, "q"), words(300, "r")
+    for body, want in ((f"{p1}\n---\n\n{p2}", [f"{p1}\n---", p2]),
+                       (f"{p300}\n---\n\n{p2}", [f"{p300}\n---", p2]),
+                       (f"{p300}\n===\n\n{p2}", [f"{p300}\n===", p2]),
+                       (f"{p300}\n---\n{p2}", [f"{p300}\n---", p2]),  # (the break ends the paragraph)
+                       # a note's last paragraph glued to a trailing ---, after a section too long to take it in
+                       (f"## Intro\n\n{words(377, 'i')}\n\n{p1}\n---\n",
+                        [f"## Intro\n\n{words(377, 'i')}", f"{p1}\n---"]),
+                       # a paragraph's short last line over the break, cut from the lines above it: its text still
+                       (f"{words(SPLIT_ABOVE_WORDS - 1, 'l')}\nthe last line\n---\n\n{words(SPLIT_ABOVE_WORDS, 'n')}",
+                        [words(SPLIT_ABOVE_WORDS - 1, "l"), "the last line\n---", words(SPLIT_ABOVE_WORDS, "n")])):
+        got = chunk_with_coverage("T", body)
+        assert [content(c) for c in got.chunks] == want, body[:40]
+        assert got.kept_words == got.words and not got.truncated
+
+    # a heading is one line of heading length; a longer one, or several lines, is text
+    at_most = " ".join(["word"] * SETEXT_HEADING_MAX_WORDS)
+    assert _blocks(f"{at_most}\n---")[0][0] == "heading"
+    assert _blocks(f"{at_most} more\n---")[0][0] == "para"
+    assert _blocks("x" * SETEXT_HEADING_MAX_CHARS + "\n===")[0][0] == "heading"
+    assert _blocks("x" * (SETEXT_HEADING_MAX_CHARS + 1) + "\n===")[0][0] == "para"
+    assert _blocks("Three\nin two lines\n=====\nmore") == [("para", "Three\nin two lines\n====="), ("para", "more")]
+
+    # no word of text left out of any note: only headings, comments and markup make a piece of nothing to say
+    bodies = [f"{p1}\n---\n\n{p2}"]
+    for root in (ROOT / "examples" / "_dream_context", REAL_VAULT_SRC):
+        if root.is_dir():
+            bodies += [p.read_text(encoding="utf-8", errors="replace") for p in sorted(Path(root).rglob("*.md"))]
+    for body in bodies:
+        got = chunk_with_coverage("T", body)
+        if got.truncated:
+            continue
+        assert got.kept_words == got.words, body[:80]
+        text = embedded_text(body.replace("\r\n", "\n").replace("\r", "\n"))
+        said = Counter()  # (words of text: letters or digits, outside headings and comments)
+        for kind, block in _blocks(text):
+            if kind == "para" or block_opening(block.split("\n", 1)[0]) == COMMENT_OPENING:
+                block = _COMMENT_RE.sub("", block)
+            if kind != "heading":
+                said.update(w for w in block.split() if _WORD_CHAR.search(w))
+        chunked = Counter(w for c in got.chunks for w in content(c).split())
+        assert not said - chunked, (body[:80], list((said - chunked).items())[:5])
 
 
 def test_a_last_heading_with_nothing_under_it_is_no_chunk():

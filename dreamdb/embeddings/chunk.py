@@ -6,9 +6,11 @@ Rules (reference constants from SPEC §3, "about 200–512 tokens"):
    body already contains it) followed by its body, both without their runs of
    encoded data (base64, keys, tokens: :func:`embedded_text`).
 2. It is cut into *sections* at markdown headings, ATX (``#`` … ``######``)
-   and setext (a paragraph over a ``===`` or ``---`` underline; CommonMark's
-   rules, :func:`_blocks`: a ``---`` line after a blank line is a thematic
-   break, not a heading), never inside a fenced code block opened by ``` or ``~~~``, an HTML
+   and setext (a line of heading length, :data:`SETEXT_HEADING_MAX_WORDS` words and
+   :data:`SETEXT_HEADING_MAX_CHARS` characters at most, over a ``===`` or ``---``
+   underline, :func:`_blocks`: a ``---`` line after a blank line is a thematic
+   break, and one under a longer paragraph or one of several lines too, the
+   paragraph text), never inside a fenced code block opened by ``` or ``~~~``, an HTML
    comment block (``<!--`` … ``-->``) or a raw HTML block (``<pre>`` …
    ``</pre>``, also script, style, textarea): a heading-looking line inside
    one is code or hidden text, not a heading (:mod:`dreamdb.vault.literal_blocks`).
@@ -25,7 +27,8 @@ Rules (reference constants from SPEC §3, "about 200–512 tokens"):
    under :data:`MERGE_BELOW_WORDS` words (the greedy packing's tail) shares the
    parts of the last two pieces with the one before it, as evenly as the limits
    allow, as a small last section merges backward; and a piece of headings (and
-   HTML comments) alone is no chunk, wherever it falls (cut from the paragraph
+   HTML comments) alone is no chunk, wherever it falls, its blocks read as the
+   whole text's reading made them (:func:`_blocks`) (cut from the paragraph
    that follows it because that paragraph fills a chunk by itself, or a note's
    last headings, with nothing under them, after a section too long to take
    them in): a label with nothing under it, whose vector lies near every short
@@ -86,6 +89,16 @@ DENSE_EXCLUDED_TYPES = frozenset({"changelog"})
 #: setext headings are headings, and a piece of headings alone is no chunk wherever it falls (QA round 155-A F3).
 CHUNKER_VERSION = "9"
 
+SETEXT_HEADING_MAX_WORDS = 12
+"""Words a setext heading's text holds at most (:func:`_blocks`): a line of more words, or several lines, over a
+``---`` or ``===`` line is a paragraph of text ending at a thematic break (QA round 156-A F3: an 83-word paragraph
+written right above a ``---`` was read as a heading, and cut from the paragraph after it, dropped as a piece of
+headings alone). 1,363 of the real vault's 1,428 ATX headings hold at most 12 words."""
+
+SETEXT_HEADING_MAX_CHARS = 100
+"""Characters a setext heading's text holds at most (:data:`SETEXT_HEADING_MAX_WORDS`; for text written without
+spaces): 1,392 of the real vault's 1,428 ATX headings hold at most 100."""
+
 
 _WORD_CHAR = re.compile("[^\\W_\u115f\u1160\u3164\uffa0]")
 """A letter or a digit, of any script: what a text needs to say anything (not the Hangul fillers, letters that show
@@ -134,9 +147,11 @@ tab or the end of the line."""
 
 _SETEXT_UNDERLINE_RE = re.compile(r"^ {0,3}(?:=+|-+)[ \t]*$")
 """A setext heading underline (CommonMark 0.31.2, "Setext headings"): a run of ``=`` or of ``-``, indented at most 3
-spaces, then only spaces or tabs. Right under a paragraph it makes that paragraph a heading (``=`` level 1, ``-``
-level 2); anywhere else a ``---`` line is a thematic break (or, opening the file, the frontmatter's fence, already
-removed by then) and a ``===`` line is text."""
+spaces, then only spaces or tabs. Right under a paragraph of one line of heading length
+(:data:`SETEXT_HEADING_MAX_WORDS`) it makes that line a heading (``=`` level 1, ``-`` level 2); under a longer
+paragraph, or one of several lines, it ends that paragraph (authors write ``---`` as a thematic break with no blank
+line above it: CommonMark's heading of any length dropped text); anywhere else a ``---`` line is a thematic break
+(or, opening the file, the frontmatter's fence, already removed by then) and a ``===`` line is text."""
 
 _NOT_PARAGRAPH_LINE_RE = re.compile(r"^(?: {0,3}(?:\t|[>|]|[-+*](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$))| {4})")
 """A line that opens a block quote, a list item, a table row or indented code: a paragraph holding one is no setext
@@ -172,11 +187,16 @@ def _blocks(text: str) -> list[tuple[str, str]]:
     HTML blocks: :mod:`dreamdb.vault.literal_blocks`), ``para`` paragraphs.
 
     Blank lines separate paragraphs; fences and comments are kept whole (with their blank lines). A heading is an ATX
-    heading line (``## Notes``) or a setext heading: a paragraph's lines with the underline under them
-    (``Notes`` then ``=====`` or ``-----``; :data:`_SETEXT_UNDERLINE_RE`), unless a line of that paragraph opens a
-    list item, a block quote, a table row or indented code (:data:`_NOT_PARAGRAPH_LINE_RE`). QA round 155-A F3: a
-    setext heading was a paragraph, so a note written with them was cut at none of its headings and a heading whose
-    paragraph fills a chunk was a chunk of its own, ``User Stories`` over ``====``, where ``## User Stories`` is none.
+    heading line (``## Notes``) or a setext heading: a paragraph of one line of heading length
+    (:data:`SETEXT_HEADING_MAX_WORDS`, :data:`SETEXT_HEADING_MAX_CHARS`) with the underline under it (``Notes`` then
+    ``=====`` or ``-----``; :data:`_SETEXT_UNDERLINE_RE`), unless that line opens a list item, a block quote, a table
+    row or indented code (:data:`_NOT_PARAGRAPH_LINE_RE`). QA round 155-A F3: a setext heading was a paragraph, so a
+    note written with them was cut at none of its headings and a heading whose paragraph fills a chunk was a chunk of
+    its own, ``User Stories`` over ``====``, where ``## User Stories`` is none. Under a paragraph of several lines or
+    of a longer one the underline is its last line, and ends it: QA round 156-A F3, read as CommonMark reads it (a
+    heading of any length), an 83-word paragraph written right above a ``---`` break was a heading, which cut from
+    the paragraph after it was dropped as a piece of headings alone (a 300-word one the same, a note's last
+    paragraph glued to a trailing ``---``).
     """
     out: list[tuple[str, str]] = []
     para: list[str] = []
@@ -204,8 +224,11 @@ def _blocks(text: str) -> list[tuple[str, str]]:
             out.append(("heading", line))
         elif para and _SETEXT_UNDERLINE_RE.match(line) and not any(_NOT_PARAGRAPH_LINE_RE.match(p) for p in para):
             para.append(line)
-            out.append(("heading", "\n".join(para)))
-            para.clear()
+            if len(para) == 2 and _heading_length(para[0]):
+                out.append(("heading", "\n".join(para)))
+                para.clear()
+            else:  # (text: the underline is a thematic break, or text, that ends it)
+                flush()
         elif not line.strip():
             flush()
         else:
@@ -215,34 +238,43 @@ def _blocks(text: str) -> list[tuple[str, str]]:
     return out
 
 
+def _heading_length(line: str) -> bool:
+    """Whether ``line`` is short enough for a setext heading's text (:data:`SETEXT_HEADING_MAX_WORDS`,
+    :data:`SETEXT_HEADING_MAX_CHARS`)."""
+    text = line.strip()
+    return len(text) <= SETEXT_HEADING_MAX_CHARS and len(text.split()) <= SETEXT_HEADING_MAX_WORDS
+
+
 _COMMENT_RE = re.compile(r"<!--.*?(?:-->|$)", re.S)
 
-
-def _says_something(content: str) -> bool:
-    """Whether a chunk's content holds a letter or digit outside its headings and HTML comments, its blocks read as
-    :func:`_blocks` reads them: a line inside a fenced code block or a raw HTML block is text, not a heading (QA round
-    154-G F3: a code block of ``# step`` lines, or a markdown template fenced without a language tag, ``# Title``,
-    ``## Context``, was taken for a piece of headings alone and dropped), and a setext heading (``Criteria`` over
-    ``--------``) is a heading as an ATX one is (QA round 155-A F3)."""
-    for kind, text in _blocks(content):
-        if kind == "heading":
-            continue
-        if kind == "para" or block_opening(text.split("\n", 1)[0]) == COMMENT_OPENING:
-            text = _COMMENT_RE.sub("", text)
-        if _WORD_CHAR.search(text):
-            return True
-    return False
+Block = tuple[str, str]
+"""``(kind, text)``, as :func:`_blocks` reads them."""
 
 
-def _sections(blocks: list[tuple[str, str]]) -> list[list[str]]:
+def _says_something(kind: str, text: str, block: str | None = None) -> bool:
+    """Whether ``text`` (block ``block`` of kind ``kind``, as :func:`_blocks` read it in the whole text, or a part of
+    it) holds a letter or digit outside headings and HTML comments: a line inside a fenced code block or a raw HTML
+    block is text, not a heading (QA round 154-G F3: a code block of ``# step`` lines, or a markdown template fenced
+    without a language tag, ``# Title``, ``## Context``, was taken for a piece of headings alone and dropped), and a
+    setext heading (``Criteria`` over ``--------``) is a heading as an ATX one is (QA round 155-A F3). The kind is the
+    whole text's reading, not a chunk's read again: QA round 156-A F3, a paragraph's last line over a ``---``, cut
+    from the lines above it, would read as a heading alone."""
+    if kind == "heading":
+        return False
+    if kind == "para" or block_opening((block if block is not None else text).split("\n", 1)[0]) == COMMENT_OPENING:
+        text = _COMMENT_RE.sub("", text)
+    return _WORD_CHAR.search(text) is not None
+
+
+def _sections(blocks: list[Block]) -> list[list[Block]]:
     """Group blocks into sections, each starting at a heading (the first may have none)."""
-    sections: list[list[str]] = []
-    cur: list[str] = []
-    for kind, text in blocks:
-        if kind == "heading" and cur:
+    sections: list[list[Block]] = []
+    cur: list[Block] = []
+    for block in blocks:
+        if block[0] == "heading" and cur:
             sections.append(cur)
             cur = []
-        cur.append(text)
+        cur.append(block)
     if cur:
         sections.append(cur)
     return sections
@@ -250,6 +282,10 @@ def _sections(blocks: list[tuple[str, str]]) -> list[list[str]]:
 
 def _wc(paras: list[str]) -> int:
     return sum(len(p.split()) for p in paras)
+
+
+def _bwc(blocks: list[Block]) -> int:
+    return sum(len(text.split()) for _kind, text in blocks)
 
 
 def _split_oversized(par: str) -> list[str]:
@@ -285,25 +321,31 @@ def _fits(parts: list[str], sep: str) -> bool:
 
 
 def _pack(parts: list[str], sep: str) -> list[str]:
-    """Greedily join parts (each within the limits) into pieces within the limits; a last piece under
-    :data:`MERGE_BELOW_WORDS` words shares the parts of the last two pieces with the one before it, as evenly as
-    the limits allow (rule 4: greedy packing left a tail of a few words, ``cooldown'dan önce gelir.``, a chunk of its
-    own whose vector, a title and four words, lay near many queries: QA round 154-D F1)."""
-    pieces: list[list[str]] = []
-    cur: list[str] = []
+    """Greedily join parts (each within the limits) into pieces within the limits (:func:`_pack_spans`)."""
+    return [sep.join(parts[a:b]) for a, b in _pack_spans(parts, sep)]
+
+
+def _pack_spans(parts: list[str], sep: str) -> list[tuple[int, int]]:
+    """Where :func:`_pack` cuts ``parts``: ``(start, end)`` of each piece, in order. Greedily joins parts (each within
+    the limits) into pieces within the limits; a last piece under :data:`MERGE_BELOW_WORDS` words shares the parts of
+    the last two pieces with the one before it, as evenly as the limits allow (rule 4: greedy packing left a tail of a
+    few words, ``cooldown'dan önce gelir.``, a chunk of its own whose vector, a title and four words, lay near many
+    queries: QA round 154-D F1)."""
+    spans: list[list[int]] = []
+    start = 0
     words = chars = 0
-    for p in parts:
+    for i, p in enumerate(parts):
         w, c = len(p.split()), len(p)
-        if cur and (words + w > SPLIT_ABOVE_WORDS or chars + len(sep) + c > MAX_CHUNK_CHARS):
-            pieces.append(cur)
-            cur, words, chars = [], 0, 0
-        cur.append(p)
+        if i > start and (words + w > SPLIT_ABOVE_WORDS or chars + len(sep) + c > MAX_CHUNK_CHARS):
+            spans.append([start, i])
+            start, words, chars = i, 0, 0
         words += w
-        chars += c + (len(sep) if len(cur) > 1 else 0)
-    if cur:
-        pieces.append(cur)
-    if len(pieces) > 1 and _wc(pieces[-1]) < MERGE_BELOW_WORDS:
-        both = pieces[-2] + pieces[-1]
+        chars += c + (len(sep) if i > start else 0)
+    if start < len(parts):
+        spans.append([start, len(parts)])
+    if len(spans) > 1 and _wc(parts[spans[-1][0]:spans[-1][1]]) < MERGE_BELOW_WORDS:
+        a, b = spans[-2][0], spans[-1][1]
+        both = parts[a:b]
         total = _wc(both)
         best = None
         for j in range(1, len(both)):  # (the greedy cut is one of these, so some cut fits)
@@ -313,19 +355,23 @@ def _pack(parts: list[str], sep: str) -> list[str]:
                 if best is None or spread < best[0]:
                     best = (spread, j)
         if best is not None:
-            pieces[-2:] = [both[:best[1]], both[best[1]:]]
-    return [sep.join(piece) for piece in pieces]
+            spans[-2:] = [[a, a + best[1]], [a + best[1], b]]
+    return [(a, b) for a, b in spans]
 
 
-def _split_piece(paras: list[str]) -> list[str]:
-    """One merged piece → contents within the limits (split at paragraphs, then inside)."""
-    text = "\n\n".join(paras)
-    if _wc(paras) <= SPLIT_ABOVE_WORDS and len(text) <= MAX_CHUNK_CHARS:
-        return [text]
+def _split_piece(blocks: list[Block]) -> list[tuple[str, bool]]:
+    """One merged piece → contents within the limits (split at paragraphs, then inside), each with whether it says
+    something (:func:`_says_something` of its blocks or their parts, as the whole text's reading made them)."""
+    text = "\n\n".join(t for _k, t in blocks)
+    if _bwc(blocks) <= SPLIT_ABOVE_WORDS and len(text) <= MAX_CHUNK_CHARS:
+        return [(text, any(_says_something(kind, t) for kind, t in blocks))]
     parts: list[str] = []
-    for p in paras:
-        parts.extend(_split_oversized(p))
-    return _pack(parts, "\n\n")
+    says: list[bool] = []
+    for kind, block in blocks:
+        for part in _split_oversized(block):
+            parts.append(part)
+            says.append(_says_something(kind, part, block))
+    return [("\n\n".join(parts[a:b]), any(says[a:b])) for a, b in _pack_spans(parts, "\n\n")]
 
 
 @dataclass(frozen=True)
@@ -339,9 +385,10 @@ class Chunking:
         words: whitespace-separated words of the description (when prepended) and body, a word longer than
             :data:`MAX_CHUNK_CHARS` counted as the pieces the chunks cut it into (one per :data:`MAX_CHUNK_CHARS`
             characters begun: :func:`count_words`).
-        kept_words: of those, the words in the kept content chunks (= ``words`` unless truncated; fewer if it is).
-            The few words of a piece of headings alone that is no chunk (rule 4) count as kept: BM25 reads them, and
-            the headings of the text that follows them are kept with it when they are not cut from it.
+        kept_words: of those, the words in the kept content chunks, counted in them (fewer than ``words`` when
+            truncated, or if any text were ever left out otherwise). In a text not truncated, the few words of a
+            piece of headings alone that is no chunk (rule 4) count as kept: BM25 reads them, and the headings of the
+            text that follows them are kept with it when they are not cut from it.
     """
 
     chunks: list[Chunk]
@@ -367,20 +414,20 @@ HEAD_CHARS_PER_CHUNK = 2 * MAX_CHUNK_CHARS
 holds, so that blank lines and short paragraphs rarely leave the head short of chunks (it is then read whole)."""
 
 
-def _merged(sections: list[list[str]]) -> Iterator[list[str]]:
+def _merged(sections: list[list[Block]]) -> Iterator[list[Block]]:
     """The sections merged (rule 3), one piece at a time in text order: a section under :data:`MERGE_BELOW_WORDS`
     words joins the next one, and a small last one the piece before it when the two stay within
     :data:`SPLIT_ABOVE_WORDS`. Lazy, so that a huge document is merged only as far as its chunks are needed."""
-    last: list[str] | None = None  # (held back until the next piece is made: a small last section may join it)
-    buf: list[str] = []
+    last: list[Block] | None = None  # (held back until the next piece is made: a small last section may join it)
+    buf: list[Block] = []
     for sec in sections:
         buf.extend(sec)
-        if _wc(buf) >= MERGE_BELOW_WORDS:
+        if _bwc(buf) >= MERGE_BELOW_WORDS:
             if last is not None:
                 yield last
             last, buf = buf, []
     if buf:
-        if last is not None and _wc(last) + _wc(buf) <= SPLIT_ABOVE_WORDS:
+        if last is not None and _bwc(last) + _bwc(buf) <= SPLIT_ABOVE_WORDS:
             last = last + buf
         else:
             if last is not None:
@@ -390,26 +437,31 @@ def _merged(sections: list[list[str]]) -> Iterator[list[str]]:
         yield last
 
 
-def _contents(body: str, max_chunks: int) -> tuple[list[str], bool]:
-    """The first ``max_chunks`` chunk contents of ``body`` (without the title) and whether text was left out (a piece
-    of headings alone left out is no text left out: it would be no chunk)."""
+def _contents(body: str, max_chunks: int) -> tuple[list[str], bool, int]:
+    """The first ``max_chunks`` chunk contents of ``body`` (without the title), whether text was left out (a piece
+    of headings alone left out is no text left out: it would be no chunk), and the words of the pieces of headings
+    alone left out (:attr:`Chunking.kept_words` counts them as kept in a text not truncated)."""
     contents: list[str] = []
     label = None  # the first piece of headings alone, the content of a note of nothing else
+    unsaid = 0  # (words of the pieces of headings alone left out)
     for piece in _merged(_sections(_blocks(body))):
-        for content in _split_piece(piece):
+        for content, says in _split_piece(piece):
             # A piece of headings (and comments) alone is no chunk, wherever it falls: a label with nothing under it,
             # whose vector lies near every short query, as a bare name's does; BM25 still reads it. QA round 154-D F1:
             # a heading whose first paragraph fills a chunk alone, ``## User Stories``; 155-A F3: the last heading of
             # a note, ``## Related`` with nothing under it, ``## Open questions`` over ``<!-- to fill -->``.
-            if _says_something(content):
+            if says:
                 contents.append(content)
-            elif label is None and content.strip():
+                continue
+            if label is None and content.strip():
                 label = content
+            unsaid += len(content.split())
         if len(contents) > max_chunks:
             break
     if not contents and label is not None:
         contents = [label]  # (a note of headings alone: they are all it says)
-    return contents[:max_chunks], len(contents) > max_chunks
+        unsaid -= len(label.split())
+    return contents[:max_chunks], len(contents) > max_chunks, unsaid
 
 
 def chunk_document(title: str, body: str, description: str = "", *,
@@ -449,13 +501,15 @@ def chunk_with_coverage(title: str, body: str, description: str = "", *,
         # A huge text (QA round 83-B F9: 20 MB took seconds, though 128 chunks hold ~500 KB of it): its chunks are
         # those of a head of it, when the head alone gives two more than are kept. Chunks are made in text order and
         # greedily, so only the last ones of the head (from where it was cut) can differ from the whole text's.
-        head, _truncated = _contents(body[:cut], max_chunks + 2)
+        head, _truncated, _unsaid = _contents(body[:cut], max_chunks + 2)
         if len(head) >= max_chunks + 2:
             contents, truncated = head[:max_chunks], True
     if contents is None:
-        contents, truncated = _contents(body, max_chunks)
+        contents, truncated, unsaid = _contents(body, max_chunks)
     words = count_words(body)
-    kept_words = sum(len(c.split()) for c in contents) if truncated else words
+    # (counted in the chunks, not taken to be all unless truncated: QA round 156-A F3, a paragraph read as a heading
+    # and dropped was said kept, 404 of 404 words)
+    kept_words = sum(len(c.split()) for c in contents) + (0 if truncated else unsaid)
 
     if not contents:
         if not title:
