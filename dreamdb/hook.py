@@ -30,8 +30,9 @@ INJECT_THRESHOLD = 2.0
 """Raw BM25 score the best of the top hits needs before anything is printed (SPEC §2/§6)."""
 
 MAX_QUERY_CHARS = 4000
-"""A longer prompt is recalled by its first and last 2,000 characters (a 1 MB prompt stays fast): a question comes
-before a pasted log or after it (QA round 70 C-M2: with the first 4,000 only, a question after a 5 KB log was lost)."""
+"""A longer prompt is recalled by its first and last 2,000 characters, less the word each cut splits (a 1 MB prompt
+stays fast; :func:`query_text`): a question comes before a pasted log or after it (QA round 70 C-M2: with the first
+4,000 only, a question after a 5 KB log was lost)."""
 
 ACKNOWLEDGEMENTS = frozenset(
     """ok okay okey k thanks thank thx ty yes yeah yep yup no nope nah please pls continue go ahead sure great good
@@ -587,11 +588,60 @@ _LEADING_WHITESPACE_AND_BOMS = re.compile("[\\s\ufeff]*")
 
 def query_text(prompt: str) -> str:
     """What the hook recalls for ``prompt``: the whole of it up to :data:`MAX_QUERY_CHARS` characters, else its first
-    and last half of that (a word cut at either seam is a word less, never a wrong one)."""
+    and last half of that, less the word either seam cuts (:func:`_before_seam`, :func:`_after_seam`): a word cut
+    there is a word less, never a wrong one. QA round 156-B F1: cut at fixed characters, ``the procurator`` across the
+    tail's seam left ``curator`` at the tail's start, which recalled and injected feature/brain-curator
+    (``misconfiguration``: ``configuration``)."""
     if len(prompt) <= MAX_QUERY_CHARS:
         return prompt
     half = MAX_QUERY_CHARS // 2
-    return prompt[:half] + "\n" + prompt[-half:]
+    return _before_seam(prompt, half) + "\n" + _after_seam(prompt, len(prompt) - half)
+
+
+def _in_word(char: str) -> bool:
+    """Whether ``char`` is part of a word: a letter, a combining mark or a digit (:func:`_before_seam`)."""
+    import unicodedata
+
+    return unicodedata.category(char)[0] in "LMN"
+
+
+def _before_seam(text: str, cut: int) -> str:
+    """``text[:cut]`` less the word the cut splits (``0 < cut < len(text)``): back to the white space before it; in a
+    text without white space there, back to the character before it that is no letter, mark or digit
+    (``a/b/procur`` → ``a/b/``); a run of letters with no such character in it is kept as cut (it is no word of any
+    note, whole or cut, and all there is to read)."""
+    if text[cut - 1].isspace() or text[cut].isspace():
+        return text[:cut]
+    i = cut
+    while i > 0 and not text[i - 1].isspace():
+        i -= 1
+    if i > 0:
+        return text[:i]
+    if not (_in_word(text[cut - 1]) and _in_word(text[cut])):
+        return text[:cut]
+    i = cut
+    while i > 0 and _in_word(text[i - 1]):
+        i -= 1
+    return text[:i] if i > 0 else text[:cut]
+
+
+def _after_seam(text: str, cut: int) -> str:
+    """``text[cut:]`` less the word the cut splits (``0 < cut < len(text)``), as :func:`_before_seam` reads it: from
+    the white space after it, else from the character after it that is no letter, mark or digit."""
+    n = len(text)
+    if text[cut - 1].isspace() or text[cut].isspace():
+        return text[cut:]
+    j = cut
+    while j < n and not text[j].isspace():
+        j += 1
+    if j < n:
+        return text[j:]
+    if not (_in_word(text[cut - 1]) and _in_word(text[cut])):
+        return text[cut:]
+    j = cut
+    while j < n and _in_word(text[j]):
+        j += 1
+    return text[j:] if j < n else text[cut:]
 
 
 def _successors_first(hits: list) -> list:

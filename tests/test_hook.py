@@ -1655,6 +1655,46 @@ def test_a_long_prompt_is_recalled_by_its_head_and_its_tail(project, tmp_path, m
     assert H.query_text(question) == question
 
 
+
+def test_a_long_prompt_is_read_without_the_words_its_seams_cut(tmp_path, monkeypatch):
+    """QA round 156-B F1: a prompt over 4,000 characters was read as its first and last 2,000 characters, cut at
+    fixed positions, so a word split at either seam was a fragment that recalled its own notes: ``the procurator``
+    across the tail's seam read ``curator`` and injected the real vault's feature/brain-curator
+    (``misconfiguration``: ``configuration``). Each seam now drops the word it cuts, back to white space, or, in a
+    text without it, to a character that is no letter, mark or digit; a run of letters without one is read as cut."""
+    from dreamdb import hook as H
+
+    vault = filled_vault(tmp_path, {"knowledge/brain-curator.md": "---\ntitle: Brain curator\n---\nThe curator skill"
+                                    " refactors the brain.\n",
+                                    "knowledge/config.md": "---\ntitle: Configuration\n---\nThe configuration"
+                                    " of the worker.\n"})
+    log = tmp_path / "h.log"
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(log))
+    filler = "qxzv wqpz " * 300
+    half = H.MAX_QUERY_CHARS // 2
+    cases = ((filler[:2200] + " the pro" + ("curator " + filler)[:half], "curator"),  # (the tail's seam: pro|curator)
+             (filler[:2200] + " mis" + ("configuration " + filler)[:half], "configuration"),  # (mis|configuration)
+             (filler[:half - 8] + " curatorship " + filler, "curator"))  # (the head's seam: curator|ship)
+    for prompt, fragment in cases:
+        assert len(prompt) > H.MAX_QUERY_CHARS and fragment in prompt[:half] + prompt[-half:]
+        text = H.query_text(prompt)
+        assert fragment not in text and len(text) <= H.MAX_QUERY_CHARS + 1, fragment
+        assert set(text.split()) <= set(prompt.split())  # (whole words of the prompt only)
+        assert H.run(payload(prompt, vault.parent)) == "", log.read_text()
+    # the words by the seams are read whole: a question after a long paste is
+    block = H.run(payload(filler * 2 + "how does the curator skill work?", vault.parent))
+    assert "knowledge/brain-curator" in block, log.read_text()
+    assert H.query_text(filler[:half] + "x" + filler)[:half] == filler[:half]  # (a seam at white space: as cut)
+
+    # a text without white space: back to a character that is no letter, mark or digit
+    slashed = "a/" * 999 + "prefix" + "procurator" + "/b" * 999
+    text = H.query_text(slashed)
+    assert "curator" not in text and "prefix" not in text and text.startswith("a/a/") and text.endswith("/b/b")
+    assert H.query_text("é" * 5000) == "é" * 2000 + "\n" + "é" * 2000  # (a run of letters: as cut)
+    accented = "a/" * 999 + "le\u0301tude" + "/b" * 999  # (a cut between a letter and its accent cuts a word)
+    assert H.query_text(accented) == "a/" * 999 + "\n" + "/b" * 999
+
+
 def test_a_long_prompt_is_an_acknowledgement_only_as_the_hook_reads_it(project, tmp_path, monkeypatch):
     """QA round 144-B F3: the acknowledgement check read the first 4,000 characters alone, so thanks before a long
     paste hid a question after it (nothing printed, "prompt is only an acknowledgement"); a file name at the end of a

@@ -111,8 +111,10 @@ def test_the_prompt_hooks_longest_text_is_tokenised_from_the_table(query_tok, fu
 
     log = "".join(f"2026-12-04T10:{i % 60:02d}:00 ERROR worker-{i} failed: timeout after {i * 7} ms (retry {i % 3})\n"
                   for i in range(400))
-    text = "query: " + query_text("why does the sync worker time out? " + log)
-    assert len(text) > HOOK_CHARS
+    prompt = "why does the sync worker time out? " + log
+    text = "query: " + query_text(prompt)
+    # (cut to the most the hook reads, less the words its seams split: QA round 156-B F1)
+    assert len(prompt) > HOOK_CHARS and len(text) > HOOK_CHARS - 100
     assert _assert_same(query_tok, full, [text]) == 1
 
 
