@@ -14,7 +14,8 @@ Pipeline, identical for documents and queries:
    ç ğ ı ö ş ü are kept. A capital ``I`` in a word holding a Turkish-only
    letter (``Ş Ğ ı İ``, either case) is ``ı`` (``ŞIRNAK`` → ``şırnak``,
    ``DİYARBAKIR`` → ``diyarbakır``; ``ISPARTA``, with none, → ``isparta``:
-   :func:`fold_written`), in a query and in a note not read as Turkish; a
+   :func:`fold_written`), in a query and in a note not read as Turkish,
+   which indexes the lowercased reading beside it (:func:`dotted_terms`); a
    Turkish note indexes that reading beside the lowercased one (``stacked``,
    below).
 2. Split on everything that is not a letter or digit (whitespace, ``-``,
@@ -605,7 +606,7 @@ def dotless_capitals(written: str) -> str:
     certainly Turkish (QA round 70 M1: ``IŞIK AYARLARI`` matched only a note's ``IŞIK``, through its ``işik``
     term, not its ``ışık`` ones, and scored below ``ışık ayarları``), and an English note holds the word as a
     query reads it (QA round 155-G F1: its ``ŞIRNAK`` was the term ``şirnak``, which neither ``ŞIRNAK`` nor
-    ``Şırnak`` gave, and its ``DİYARBAKIR`` ``diyarbakir``)."""
+    ``Şırnak`` gave, and its ``DİYARBAKIR`` ``diyarbakir``), and that one too (:func:`dotted_terms`)."""
     if "I" not in written or _TURKISH_ONLY_LETTER_RE.search(written) is None:
         return written
     pieces: list[str] = []
@@ -628,6 +629,26 @@ def fold_written(written: str) -> str:
     Turkish (:func:`dreamdb.store.sync.document_terms`): :func:`lower` of :func:`dotless_capitals` (``ŞIRNAK`` →
     ``şırnak``, ``ISPARTA`` → ``isparta``). Its length is :func:`lower`'s."""
     return lower(dotless_capitals(written))
+
+
+def dotted_terms(lowered: list[str], read: list[str]) -> list[str]:
+    """The terms of a text not read as Turkish that its words have as :func:`lower` alone reads them, beside those of
+    :func:`fold_written`'s reading: ``lowered`` and ``read`` are the text's words (:func:`tokens`) of each, one for
+    one; for each word they differ in (a capital ``I`` of a word with a Turkish-only letter, :func:`dotless_capitals`),
+    the lowered word's term (English analysis) where it is another than the read one's: ``DİYARBAKIR`` (read
+    ``diyarbakır``) gives ``diyarbakir``, ``ŞIRNAK`` (``şırnak``) ``şirnak``. A document not read as Turkish indexes
+    them as a Turkish one indexes its capitalised words' dotless readings (stacked: term frequency, not length), so a
+    query typed without the Turkish letter finds the word (QA round 156-A F2: ``Diyarbakir``, ``DIYARBAKIR`` and
+    ``Balikesir`` found no English note writing ``DİYARBAKIR`` or ``BALIKESİR`` once it was read with ``ı``; a vault
+    with no Turkish note tries no Turkish spelling of a query's word). ``[]`` where the lists' lengths differ."""
+    if len(lowered) != len(read):  # pragma: no cover - one letter for one: the same words
+        return []
+    out = []
+    for w, r in zip(lowered, read):
+        if w != r and len(w) > 1 and w not in STOPWORDS and (t := stem(w, False)) != (
+                stem(r, False) if len(r) > 1 and r not in STOPWORDS else ""):
+            out.append(t)
+    return out
 
 
 def dotless_word(written: str, folded: str) -> str | None:

@@ -320,11 +320,14 @@ def test_a_capital_i_beside_a_turkish_only_letter_is_dotless_in_an_english_note_
 
     body = ("The team opened a field office in DİYARBAKIR and another in ŞIRNAK; the ISPARTA depot was closed. "
             "We met Işık from the ministry about IĞDIR and API keys.")
-    postings, _lengths, turkish = document_terms(Document(type="knowledge", slug="field", title="Field office report",
-                                                          source_path="knowledge/field.md", body=body))
+    postings, lengths, turkish = document_terms(Document(type="knowledge", slug="field", title="Field office report",
+                                                         source_path="knowledge/field.md", body=body))
     assert not turkish
     assert {"diyarbakır", "şırnak", "ışık", "ığdır", "isparta", "api"} <= set(postings)
-    assert not {"diyarbakir", "şirnak", "işık", "iğdir", "ısparta"} & set(postings)
+    assert "ısparta" not in postings
+    # (the lowercased readings beside them, as a Turkish note's: stacked, in no field's length; QA round 156-A F2)
+    assert {"diyarbakir", "şirnak", "işık", "iğdir"} <= set(postings)
+    assert lengths[3] == len(analyzer.analyze(body, turkish=False))
     assert raw_tokens("ŞIRNAK ISPARTA") == ["şırnak", "isparta"] == analyzer.fold_written("ŞIRNAK ISPARTA").split()
     # a Turkish note indexes both readings of a capitalised word already (analyze's stacked), as before
     postings, _lengths, turkish = document_terms(Document(type="knowledge", slug="saha", title="Saha ofisi",
@@ -348,6 +351,38 @@ def test_a_capital_i_beside_a_turkish_only_letter_is_dotless_in_an_english_note_
                      "DİYARBAKIR": ["knowledge/field", "knowledge/warehouse"],
                      "Diyarbakır": ["knowledge/field", "knowledge/warehouse"],
                      "ISPARTA": ["knowledge/field"], "Işık": ["knowledge/field"]}
+
+
+def test_an_english_notes_word_with_a_capital_i_and_a_turkish_only_letter_is_found_typed_without_it(tmp_path):
+    """QA round 156-A F2: once an English note's ``DİYARBAKIR`` was read ``diyarbakır`` (as a query reads it, QA round
+    155-G F1), ``Diyarbakir``, ``diyarbakir`` and ``DIYARBAKIR`` found it in no vault without a Turkish note (where no
+    Turkish spelling of a query's word is tried), nor did ``Balikesir`` its ``BALIKESİR``. The note indexes the
+    lowercased reading beside it (:func:`dreamdb.analyzer.dotted_terms`), as a Turkish note does the dotless one, and
+    its snippet shows the line."""
+    import dreamdb
+    from dreamdb.analyzer import dotted_terms, fold_written, lower, normalize, tokens
+    from dreamdb.ranking.snippet import best_snippet
+
+    text = normalize("DİYARBAKIR, BALIKESİR, ŞIRNAK, IĞDIR, ISPARTA, API, İZMİR")
+    assert dotted_terms(tokens(lower(text)), tokens(fold_written(text))) == ["diyarbakir", "balikesir", "şirnak",
+                                                                             "iğdir"]
+    vault = tmp_path / "_dream_context"
+    (vault / "knowledge").mkdir(parents=True)
+    (vault / "knowledge" / "office.md").write_text(
+        "---\ntitle: Office move\n---\n" + "".join(f"Line {i} is about budgets and rent.\n" for i in range(12))
+        + "The team moved the office to DİYARBAKIR last spring and the rent was lower.\n")
+    (vault / "knowledge" / "warehouse.md").write_text(
+        "---\ntitle: Warehouse\n---\nOur warehouse is in BALIKESİR near the highway.\n")
+    (vault / "knowledge" / "filler.md").write_text("---\ntitle: Filler\n---\nBudgets and rent only.\n")
+    index = dreamdb.open(vault)
+    found = {q: [h.doc_id for h in index.recall(q, now="2026-08-18")]
+             for q in ("Diyarbakir", "diyarbakir", "DIYARBAKIR", "Diyarbakır", "DİYARBAKIR", "diyarbakır",
+                       "Balikesir", "balikesir", "BALIKESIR", "Balıkesir", "BALIKESİR")}
+    assert found == {q: ["knowledge/office" if q.lower().startswith("d") else "knowledge/warehouse"] for q in found}
+    for q in ("Diyarbakir", "DIYARBAKIR", "DİYARBAKIR"):
+        assert "DİYARBAKIR last spring" in index.recall(q, now="2026-08-18")[0].snippet, q
+    assert "DİYARBAKIR" in best_snippet("budgets\nrent\nmore rent\nmoved to DİYARBAKIR\nend", ["diyarbakir"],
+                                        turkish=False).split("\n")[1]
 
 
 def test_zero_width_spaces_separate_words_and_variation_selectors_vanish():

@@ -8,9 +8,10 @@ import re
 from bisect import bisect_right
 from itertools import islice
 
-from dreamdb.analyzer import (acronym_terms, analyze, compound_terms, drop_data, fold_case, has_case_change,
-                              holds_numbering_hyphen, identifier_terms, is_identifier_term, is_turkish_text, normalize,
-                              joined_terms, numbered_terms, raw_tokens, stem, token_pattern)
+from dreamdb.analyzer import (acronym_terms, analyze, compound_terms, dotless_capitals, dotted_terms, drop_data,
+                              fold_case, has_case_change, holds_numbering_hyphen, identifier_terms, is_identifier_term,
+                              is_turkish_text, joined_terms, lower, normalize, numbered_terms, raw_tokens, stem,
+                              token_pattern, tokens)
 from dreamdb.output import cluster_boundary
 
 SNIPPET_COMPOUND_CHARS = 50_000
@@ -320,10 +321,15 @@ def _stacked_terms(line: str, turkish: bool) -> list[str]:
     :func:`dreamdb.store.sync.document_terms`' stacked terms) that :func:`_matched_term` does not read from a folded
     word: an acronym's plural as its singular (``PRDs`` → ``prd``, :func:`dreamdb.analyzer.acronym_terms`: stemming
     keeps ``prds``) and, in Turkish text, a capitalised word's readings (``KIRMIZI`` → ``kırmız``, its capital ``I``
-    read as dotless ``ı``). Only text that may hold one is analysed (:data:`_ACRONYM_RE`, a capital ``I``)."""
+    read as dotless ``ı``), in other text a word with a capital ``I`` and a Turkish-only letter as lowercased
+    (``DİYARBAKIR`` → ``diyarbakir``, :func:`dreamdb.analyzer.dotted_terms`; its folded word is ``diyarbakır``). Only
+    text that may hold one is analysed (:data:`_ACRONYM_RE`, a capital ``I``)."""
     out = acronym_terms(normalize(line)) if _ACRONYM_RE.search(line) else []
-    if turkish and "I" in line:  # (analyze's stacked terms: a capitalised word's Turkish and dotless readings)
-        analyze(line, turkish=True, stacked=out)
+    if "I" in line:
+        if turkish:  # (analyze's stacked terms: a capitalised word's Turkish and dotless readings)
+            analyze(line, turkish=True, stacked=out)
+        elif (read := dotless_capitals(written := drop_data(normalize(line)))) != written:  # (document_terms')
+            out += dotted_terms(tokens(lower(written), data_dropped=True), tokens(lower(read), data_dropped=True))
     return out
 
 

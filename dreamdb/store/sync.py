@@ -28,8 +28,8 @@ from pathlib import Path
 from stat import S_ISREG
 
 from dreamdb.analyzer import (ANALYZER_VERSION, IDENTIFIERS_VERSION, acronym_terms, analyze, compound_terms,
-                              dotless_capitals, drop_data, identifier_terms, is_turkish_text, joined_terms, lower,
-                              normalize, tokens)
+                              dotless_capitals, dotted_terms, drop_data, identifier_terms, is_turkish_text, joined_terms,
+                              lower, normalize, tokens)
 from dreamdb.lazy_regex import LazyPattern
 from dreamdb.records import factory, record
 from dreamdb.vault import PARSER_VERSION
@@ -1346,8 +1346,10 @@ def document_terms(doc) -> tuple[dict[str, list[int]], list[int], bool]:
         (:func:`dreamdb.analyzer.fold_written`: a capital ``I`` of a word with a Turkish-only letter is ``ı``,
         ``ŞIRNAK`` the term ``şırnak``, as the query ``ŞIRNAK`` or ``Şırnak`` is; QA round 155-G F1: it was
         ``şirnak``, which no spelling of the word gave), the fields that hold such a word read again (≈ 7 ms of CPU
-        for a field of 130 KB); a Turkish one is lowercased, its capitalised words' readings with ``ı`` being its stacked terms
-        already (``ŞIRNAK``: ``şirnak``, ``şırnak``). The language is decided on the lowercased words.
+        for a field of 130 KB), and such a word's lowercased reading stacked beside it
+        (:func:`dreamdb.analyzer.dotted_terms`: ``DİYARBAKIR`` is ``diyarbakır`` and ``diyarbakir``, which ``Diyarbakir``
+        finds; QA round 156-A F2); a Turkish one is lowercased, its capitalised words' readings with ``ı`` being its
+        stacked terms already (``ŞIRNAK``: ``şirnak``, ``şırnak``). The language is decided on the lowercased words.
     """
     slug = doc.slug.replace("-", " ").replace("_", " ")
     texts = (doc.title, doc.description, " ".join(doc.tags), doc.body, slug)
@@ -1355,11 +1357,13 @@ def document_terms(doc) -> tuple[dict[str, list[int]], list[int], bool]:
     folded = [lower(text) for text in written]
     words = [tokens(text, data_dropped=True) for text in folded]  # raw_tokens(text), from the one fold
     turkish = _is_turkish_document(words[:4])
+    dotted: list[list[str]] = [[] for _ in texts]  # (a field's words' lowercased readings' terms, stacked)
     if not turkish:  # (folded as a query is: ŞIRNAK is şırnak; a Turkish note's stacked terms read it so already)
         for f, text in enumerate(written):
             if (read := dotless_capitals(text)) != text:
                 folded[f] = lower(read)
-                words[f] = tokens(folded[f], data_dropped=True)
+                lowered, words[f] = words[f], tokens(folded[f], data_dropped=True)
+                dotted[f] = dotted_terms(lowered, words[f])  # (and as lowercased: DİYARBAKIR is diyarbakir too)
     postings: dict[str, list[int]] = {}
     lengths = []
     # the slug's identifiers as the title's (QA round 148-A F1: a camelCase, dotted or c++ file name had only its
@@ -1371,8 +1375,8 @@ def document_terms(doc) -> tuple[dict[str, list[int]], list[int], bool]:
         terms = analyze(text, turkish=turkish, words=w, stacked=stacked)
         if f < 4:
             lengths.append(len(terms))
-        stacked = ((stacked or []) + identifier_terms(folded[f]) + compound_terms(written[f]) + acronym_terms(written[f])
-                   + joined_terms(joined[f]))
+        stacked = ((stacked or []) + dotted[f] + identifier_terms(folded[f]) + compound_terms(written[f])
+                   + acronym_terms(written[f]) + joined_terms(joined[f]))
         for t, n in Counter(terms + stacked if stacked else terms).items():
             row = postings.get(t)
             if row is None:
