@@ -583,23 +583,28 @@ def lower(normalized: str) -> str:
 _TURKISH_ONLY_LETTER_RE = re.compile("[ŞşĞğıİ]")
 """Letters that only Turkish (and Azerbaijani) orthography writes: a word holding one is Turkish."""
 
-_CAPITAL_I_ON_RE = re.compile(r"I\w*")
-"""A capital ``I`` and the rest of its word (a run of ``\\w``), taken whole (nothing follows it in the pattern, so
-nothing is tried again: Python 3.10's ``re`` has no possessive quantifier). Its
-first character is a literal, so the regex engine skips to the ``I``s, and each word is met once, from its first
-``I``: :func:`dotless_capitals` reads the word from its start. (``\\w*I\\w*``, tried at every position,
-backtracked over each word: a word of 20,000 letters took 3.7 s, and a 130 KB Turkish text with a capital ``I`` every
-few words ≈ 16 ms, ≈ 3 ms this way.)"""
+_CAPITAL_I_ON_RE = re.compile(rf"I[^\W_{APOSTROPHES}]*")
+"""A capital ``I`` and the rest of its word, taken whole: a run of letters and digits, ``\\w`` but ``_`` (as
+:func:`tokens` reads words: ``ADMIN_ŞİFRESİ`` is two) and but the apostrophe's look-alikes (:data:`APOSTROPHES`:
+``ʼ`` and ``ʹ`` are letters to Unicode, but the Turkish suffix written after one is no part of the word). Nothing
+follows it in the pattern, so nothing is tried again (Python 3.10's ``re`` has no possessive quantifier). Its first
+character is a literal, so the regex engine skips to the ``I``s, and each word is met once, from its first ``I``:
+:func:`dotless_capitals` reads the word from its start. (``\\w*I\\w*``, tried at every position, backtracked over
+each word: a word of 20,000 letters took 3.7 s, and a 130 KB Turkish text with a capital ``I`` every few words
+≈ 16 ms, ≈ 3 ms this way.)"""
 
 
 def dotless_capitals(written: str) -> str:
     """``written`` with each capital ``I`` of a word that also holds a Turkish-only letter (``Ş Ğ ı İ``, either
     case: :data:`_TURKISH_ONLY_LETTER_RE`) written ``ı``: Turkish orthography writes the capital of ``i`` as
     ``İ``, so in such a word ``I`` is dotless (``IŞIK`` → ``ıŞıK``, which :func:`lower` makes ``ışık``, where
-    lowercasing alone gives ``işik``; ``DİYARBAKIR`` → ``diyarbakır``). A word is a run of ``\\w`` characters. A
-    word without such a letter keeps its ``I`` (``API``, ``ISPARTA``, ``KIRMIZI``: English or Turkish, the reader
-    cannot tell). One letter for one: offsets into the text stay valid. Text without a capital ``I`` or without
-    such a letter is returned as it is (a scan of each, in C).
+    lowercasing alone gives ``işik``; ``DİYARBAKIR`` → ``diyarbakır``). A word is a run of letters and digits
+    (:data:`_CAPITAL_I_ON_RE`): ``_`` and an apostrophe (:data:`APOSTROPHES`, ``ʼ`` and ``ʹ`` too, which are
+    letters) end it, so the suffix after one (``APIʼNİN``, as ``API'NİN``) or an identifier's next part
+    (``ADMIN_ŞİFRESİ``) leaves the ``I`` of ``API`` and ``ADMIN`` as it is (QA round 156-A F4: they were ``apı`` and
+    ``admın``). A word without such a letter keeps its ``I`` (``API``, ``ISPARTA``, ``KIRMIZI``: English or Turkish,
+    the reader cannot tell). One letter for one: offsets into the text stay valid. Text without a capital ``I`` or
+    without such a letter is returned as it is (a scan of each, in C).
 
     Queries and documents not read as Turkish (:func:`fold_written`; a Turkish document indexes both readings of a
     capitalised word, :func:`analyze`'s ``stacked``): a query must not pick the ``i`` reading where the word is
@@ -613,7 +618,7 @@ def dotless_capitals(written: str) -> str:
     done = 0
     for m in _CAPITAL_I_ON_RE.finditer(written):
         start, end = m.span()
-        while start > done and (written[start - 1].isalnum() or written[start - 1] == "_"):  # (\w: the word's start)
+        while start > done and (c := written[start - 1]).isalnum() and c not in APOSTROPHES:  # (the word's start)
             start -= 1
         if _TURKISH_ONLY_LETTER_RE.search(written, start, end) is not None:
             pieces += (written[done:start], written[start:end].replace("I", "ı"))

@@ -770,6 +770,34 @@ def test_apostrophe_look_alikes_between_letters_separate_a_suffix():
     assert tokens(normalize("Docker`dan")) == ["Docker", "dan"]
 
 
+def test_an_apostrophe_look_alike_or_an_underscore_ends_the_word_whose_capital_i_a_turkish_letter_makes_dotless(
+        tmp_path):
+    """QA round 156-A F4: ``ʼ`` (U+02BC) and ``ʹ`` (U+02B9) are letters to Unicode, and ``_`` a word character, so
+    dotless_capitals read ``APIʼNİN`` and ``ADMIN_ŞİFRESİ`` as one word holding ``İ`` or ``Ş``: the terms ``apı``
+    and ``admın``, where ``API'NİN`` gave ``api``. A word is what :func:`dreamdb.analyzer.tokens` reads as one (it
+    splits at ``_``); the apostrophe and each look-alike end it."""
+    import dreamdb
+    from dreamdb.analyzer import dotless_capitals, fold_written, normalize, raw_tokens
+
+    for mark in ("'", "\u2019", "\u02bc", "\u2018", "\u2032", "\u02b9", "\u00b4"):
+        assert analyze(f"API{mark}NİN") == ["api"], hex(ord(mark))
+        assert analyze(f"IŞIK{mark}IN") == ["ışık"], hex(ord(mark))  # (the word's own I still ı)
+    assert dotless_capitals("APIʼNİN APIʹNİN ADMIN_ŞİFRESİ MAIL_ŞABLONU ÇALIŞAN_ID") == \
+        "APIʼNİN APIʹNİN ADMIN_ŞİFRESİ MAIL_ŞABLONU ÇALıŞAN_ID"
+    assert dotless_capitals("IŞIK_AYARI xIşI_I IʼŞ") == "ıŞıK_AYARI xışı_I IʼŞ"
+    assert raw_tokens("ADMIN_ŞİFRESİ MAIL_ŞABLONU") == ["admin", "şifresi", "mail", "şablonu"]
+    assert fold_written(normalize("ADMIN_ŞİFRESİ")) == "admin_şifresi"
+    assert "admin" in analyze("ADMIN_ŞİFRESİ") and "mail" in analyze("MAIL_ŞABLONU değişti")
+    vault = tmp_path / "_dream_context"
+    (vault / "knowledge").mkdir(parents=True)
+    (vault / "knowledge" / "keys.md").write_text(
+        "---\ntitle: Keys\n---\nThe APIʼNİN key and ADMIN_ŞİFRESİ are rotated monthly.\n")
+    (vault / "knowledge" / "other.md").write_text("---\ntitle: Other\n---\nNothing rotated here.\n")
+    index = dreamdb.open(vault)
+    assert [h.doc_id for h in index.recall("api admin", now="2026-08-18")] == ["knowledge/keys"]
+    assert {t["term"] for t in index.recall("api admin", now="2026-08-18", explain=True)[0].terms} >= {"api", "admin"}
+
+
 def test_compound_parts_add_to_term_frequency_not_to_length():
     from dreamdb.store.sync import document_terms
     from dreamdb.vault.parse import Document
