@@ -978,8 +978,10 @@ class Index:
         one of several vaults named none, and their ``dreamdb embed refresh`` refreshed the working folder's vault."""
         import shlex
 
+        from .extras import dreamdb_command
+
         flag = "" if _found_without_vault_option(self.vault) else f" --vault {shlex.quote(str(self.vault))}"
-        return f"dreamdb {words}{flag}" + (f" {then}" if then else "")
+        return f"{dreamdb_command()} {words}{flag}" + (f" {then}" if then else "")
 
     def _machine_hint(self, exc: BaseException | str, removed: bool = False, outcome: str | None = None) -> str:
         """:func:`_environment_hint` for this index (its path, and the setting that puts it elsewhere, if any)."""
@@ -1469,7 +1471,7 @@ class Index:
         if building:
             raise _building_elsewhere(self.index_path)
         raise IndexUnavailable(f"The index at {self.index_path} has never been synced: there is nothing to answer"
-                               " from yet.", hint="Run without --no-sync (or dreamdb sync) first.")
+                               " from yet.", hint=f"Run without --no-sync (or {self._command('sync')}) first.")
 
     def _may_be_shared(self) -> bool:
         """Whether another vault may use this index file too: one given (``DREAMDB_INDEX``, ``index_path``), or the

@@ -132,6 +132,9 @@ class DedupResult:
     read_as_is: str | None = None
     context: list[str] = field(default_factory=list)
     refresh_running: bool = False
+    refresh_command: str = field(default="dreamdb embed refresh", compare=False, repr=False)
+    """The command a note names to embed what was not compared (the vault named where ``dreamdb`` run in the working
+    folder would not find it: :meth:`dreamdb.api.Index._command`; QA round 156-D F1)."""
 
     @property
     def compared_share(self) -> float:
@@ -163,7 +166,7 @@ class DedupResult:
                 out.append("; ".join(parts) + ": another dreamdb process is refreshing the embeddings now; run this"
                            " again once it is done to compare them as they are now.")
             else:
-                out.append("; ".join(parts) + ": run `dreamdb embed refresh` to compare them as they are now.")
+                out.append("; ".join(parts) + f": run `{self.refresh_command}` to compare them as they are now.")
         return out
 
     def as_dict(self) -> dict:
@@ -409,6 +412,8 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
     if not chunks:
         raise UsageError("The candidate has no text (give a title, a description or content).")
     conn, log_dir = _conn_and_log_dir(index_or_conn)
+    refresh_command = (index_or_conn._command("embed refresh") if hasattr(index_or_conn, "_command")
+                       else "dreamdb embed refresh")
     excluded_ids = {}
     if exclude:
         wanted_out = sorted(set(exclude))
@@ -460,7 +465,7 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
                 why = ("it was compared in part (another dreamdb process is refreshing the embeddings now, and the"
                        " rest of it has no vectors yet: run this again once it is done), or the candidate adds text")
             elif partly:
-                why = ("it was compared in part (edited since the last refresh: `dreamdb embed refresh` embeds the"
+                why = (f"it was compared in part (edited since the last refresh: `{refresh_command}` embeds the"
                        " rest), or the candidate adds text")
             else:
                 why = "the candidate adds text"
@@ -500,6 +505,7 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
     cov = coverage(conn, embedder.model_id)
     result.documents_not_compared, result.documents_outdated = cov["not_compared"], cov["outdated"]
     result.refresh_running = running
+    result.refresh_command = refresh_command
     result.read_as_is = getattr(index_or_conn, "read_as_is", None)  # (an Index's; a bare connection has no sync)
     result.context = list(context)
     if log and log_dir is not None:

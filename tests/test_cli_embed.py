@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -771,7 +772,8 @@ def test_an_interrupted_refresh_says_what_it_kept_and_nothing_more(tiny_vault, w
     code, out, err = run(capsys, "embed", "refresh", "--vault", str(tiny_vault), "--json")
     # (what was kept, in the JSON error too: QA round 110-B F5, "Interrupted." alone there)
     assert code == 130 and json.loads(out)["error"] == {
-        "message": "Interrupted: 2/2 chunks have vectors and are kept; run `dreamdb embed refresh` again to finish.",
+        "message": "Interrupted: 2/2 chunks have vectors and are kept; run `dreamdb embed refresh --vault"
+                   f" {shlex.quote(str(tiny_vault.resolve()))}` again to finish.",  # (named: QA round 156-D F1)
         "hint": None, "exit_code": 130}
 
     def terminated(*_a, **_k):  # (`timeout`, an agent's harness: the same report, never a silent death)
@@ -950,7 +952,7 @@ def test_if_present_compares_against_the_vectors_there_are_and_counts_the_others
     code, out, err = dedup("--if-present")
     assert code == 0 and out.startswith("REVIEW")
     assert ("note: 1 indexed document not compared (new or changed since the last refresh: no vectors for the model"
-            " yet): run `dreamdb embed refresh`") in err
+            f" yet): run `dreamdb embed refresh --vault {shlex.quote(str(vault.resolve()))}`") in err  # (156-D F1)
     code, out, _ = run(capsys, "embed", "status", "--vault", str(vault), "--json")
     st = json.loads(out)  # chunked by --if-present (no model needed: QA round 97-C F2), not embedded
     assert st["docs_pending"] == 0 and st["pending"] == 1 and st["embedded"] == st["chunks"] - 1, st
@@ -1171,11 +1173,15 @@ def test_a_missing_table_of_sqlite_vecs_own_is_damage_found_when_the_index_opens
     index = tiny_vault / ".dreamdb" / "index.db"
     with stdlib_sqlite3.connect(index) as c:
         c.execute("DROP TABLE vec_embeddings_rowids")
+    # (this Python's folder first on PATH, as an activated environment has it: the notes' commands say "dreamdb", not
+    # "<python> -P -m dreamdb", QA round 155-I F3)
+    activated = {**os.environ, "PATH": os.path.dirname(os.path.abspath(sys.executable)) + os.pathsep
+                 + os.environ.get("PATH", "")}
     write_doc(tiny_vault, "knowledge/helm.md", "---\nname: Helm\n---\nHelm charts for deployments.\n")
     errs = []
     for args in (("embed", "refresh"), ("recall", "helm", "--mode", "hybrid")):  # in processes of their own: a crash
         p = subprocess.run([sys.executable, "-m", "dreamdb", *args, "--vault", str(tiny_vault), "--json"],  # is seen
-                           capture_output=True, text=True, timeout=300)
+                           capture_output=True, text=True, timeout=300, env=activated)
         assert p.returncode == 0, (args, p.returncode, p.stderr)
         errs.append(p.stderr)
     assert "(vec_embeddings_rowids missing: a table or view dreamdb made); rebuilt from the vault" in errs[0], errs

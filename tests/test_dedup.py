@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import re
 import subprocess
 import sys
@@ -271,8 +272,9 @@ def test_a_copy_with_text_added_is_review_and_an_identical_copy_says_so(embedded
                      log=False)
         assert part.verdict == "REVIEW" and part.documents_outdated == 1, part.as_dict()
         assert "1 of the candidate's 4 chunks has no near-copy" in part.reason, part.reason  # (126-A F11e: "have")
-        assert "in it: it was compared in part (edited since the last refresh: `dreamdb embed refresh` embeds the" \
-               " rest), or the candidate adds text" in part.reason, part.reason
+        assert ("in it: it was compared in part (edited since the last refresh: `dreamdb embed refresh --vault"
+                f" {shlex.quote(str(vault.resolve()))}` embeds the rest), or the candidate adds text") in part.reason, \
+            part.reason  # (the vault named, not found from the working folder: QA round 156-D F1)
 
 
 @pytest.mark.model
@@ -613,8 +615,8 @@ def test_if_present_skips_on_an_immutable_index_whose_documents_wait_to_be_chunk
     finally:
         subprocess.run(["chattr", "-i", str(index)], check=True)
     assert code == 0, err
-    assert json.loads(out) == {"verdict": "SKIPPED", "reason": "the index has no vectors yet (run: dreamdb embed refresh)",
-                               "neighbours": []}
+    assert json.loads(out) == {"verdict": "SKIPPED", "reason": "the index has no vectors yet (run: dreamdb embed refresh"
+                               f" --vault {shlex.quote(str(tiny_vault.resolve()))})", "neighbours": []}
 
 
 @pytest.mark.skipif(not __import__("dreamdb.store.connect", fromlist=["x"]).CAN_LOAD_EXTENSIONS,
@@ -1231,11 +1233,12 @@ def test_documents_a_running_refresh_has_not_embedded_yet_are_said_to_wait_for_i
         text = doc.read_text(encoding="utf-8")
         edited = dedup(index, emb, title="Doc 0", content=text, log=False)
         assert edited.verdict == "REVIEW" and edited.documents_outdated == 1, edited.as_dict()
-        assert edited.reason.endswith("in it: it was compared in part (edited since the last refresh: `dreamdb embed"
-                                      " refresh` embeds the rest), or the candidate adds text; knowledge/doc0 has this"
+        refresh = f"dreamdb embed refresh --vault {shlex.quote(str(vault.resolve()))}"  # (QA round 156-D F1)
+        assert edited.reason.endswith(f"in it: it was compared in part (edited since the last refresh: `{refresh}`"
+                                      " embeds the rest), or the candidate adds text; knowledge/doc0 has this"
                                       " title"), edited.reason
         assert edited.notes() == ["1 indexed document compared in part or as chunked by an older chunker: run"
-                                  " `dreamdb embed refresh` to compare them as they are now."]
+                                  f" `{refresh}` to compare them as they are now."]
         held, done = threading.Event(), threading.Event()
 
         def other_refresh() -> None:  # (another process's embed refresh under way)

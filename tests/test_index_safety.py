@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shlex
 import shutil
 import sqlite3
 import stat
@@ -1398,7 +1399,8 @@ def test_sql_no_sync_refuses_an_index_never_synced(example_vault, capsys):
     assert main(argv) == 4  # (the build stopped, never synced)
     out, err = capsys.readouterr()
     assert '"n"' not in out and (f"Error: The index at {path} has never been synced: there is nothing to answer from"
-                                 " yet.\nHint: Run without --no-sync (or dreamdb sync) first.") in err, err
+                                 " yet.\nHint: Run without --no-sync (or dreamdb sync --vault"
+                                 f" {shlex.quote(str(example_vault.resolve()))}) first.") in err, err  # (156-D F1)
     with dreamdb.open(example_vault) as index:
         index.sync()
     assert main(argv) == 0

@@ -220,6 +220,44 @@ def test_each_sync_report_of_several_vaults_names_its_vault(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["vault"] == str(g1.resolve())
 
 
+@pytest.mark.model
+def test_the_hints_of_dedup_embed_status_and_sql_name_the_vault_and_the_dreamdb_that_runs(tmp_path, model_dir):
+    """QA round 156-D F1: ``embed dedup --if-present``'s SKIPPED reason, ``embed status``' hint and ``sql --no-sync``'s
+    hint said ``dreamdb embed refresh`` / ``dreamdb sync`` with no ``--vault``, which run from the working folder
+    exit 3 (no vault there); they name the vault as recall's notes do (:meth:`dreamdb.api.Index._command`). QA round
+    155-I F3: run by its path (``.venv/bin/dreamdb``, not on ``PATH``), the command they name is that path, as the
+    install hints name it, not a bare ``dreamdb``, which is "command not found" there."""
+    import shlex
+
+    vault = tmp_path / "v" / "_dream_context"
+    write_doc(vault, "knowledge/sleep.md", "---\ntitle: Sleep\n---\nnarwhal sleep debt\n")
+    script = Path(sys.executable).parent / "dreamdb"
+    if not script.is_file():
+        pytest.skip(f"no dreamdb script beside {sys.executable} (the package is not installed in this Python)")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    path_without = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep)
+                                   if p and Path(p, "dreamdb").resolve() != script.resolve())
+    env = {**os.environ, "PATH": path_without, "DREAMDB_MODEL_DIR": str(model_dir)}
+    env.pop("DREAMDB_VAULT", None)
+
+    def run(*args, **kw):
+        return subprocess.run([str(script), *args], capture_output=True, text=True, env=env, cwd=elsewhere,
+                              timeout=120, **kw)
+
+    named = f"{shlex.quote(str(script))} sync --vault {shlex.quote(str(vault.resolve()))}"
+    p = run("sql", "--vault", str(vault), "--no-sync", "SELECT 1")
+    assert p.returncode == 4 and f"Run without --no-sync (or {named}) first." in p.stderr, p.stderr
+    assert run("sync", "--vault", str(vault)).returncode == 0
+    refresh = f"{shlex.quote(str(script))} embed refresh --vault {shlex.quote(str(vault.resolve()))}"
+    p = run("embed", "dedup", "--vault", str(vault), "--title", "Sleep", "--stdin", "--if-present", "--json",
+            input="sleep debt")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["reason"] == f"the index has no vectors yet (run: {refresh})"
+    p = run("embed", "status", "--vault", str(vault))
+    assert p.returncode == 0 and f"hint: Run: {refresh} (none of this model's vectors yet" in p.stdout, p.stdout
+
+
 def test_the_commands_of_a_vaults_notes_name_it_unless_dreamdb_finds_it_by_itself(tmp_path, monkeypatch):
     """QA round 155-E F4: from inside one vault, the notes of another searched with it named commands without
     ``--vault`` ("run: dreamdb embed refresh", `dreamdb sql "SELECT tag…"` lists the tags), which run there worked on

@@ -140,14 +140,14 @@ def _run_refresh(index, embedder, *, force: bool, show_bar: bool, waiting: _Wait
                 said = (f"Interrupted: {done}/{st['distinct_texts']} chunk texts re-embedded and kept; "
                         f"{st['reembed_pending']} keep their old vectors meanwhile"
                         + (f" and {st['pending']} have none yet" if st["pending"] else "")
-                        + ". Run `dreamdb embed refresh` to finish (it resumes; --force would start over).")
+                        + f". Run `{index._command('embed refresh')}` to finish (it resumes; --force would start over).")
             elif not st["chunks"] and st.get("vectors"):  # (QA round 74 F4: "0/0 chunks have vectors" read as all lost)
                 said = (f"Interrupted: the vault was re-indexed meanwhile (another process's sync --force), so no "
                         f"chunk is listed yet; the {st['vectors']:,} vectors stored are kept, and the next run reuses "
-                        "them for every unchanged text: run `dreamdb embed refresh` again to finish.")
+                        f"them for every unchanged text: run `{index._command('embed refresh')}` again to finish.")
             else:
                 said = (f"Interrupted: {st['embedded']}/{st['chunks']} chunks have vectors and are kept; "
-                        "run `dreamdb embed refresh` again to finish.")
+                        f"run `{index._command('embed refresh')}` again to finish.")
             say(said)
             raise Interrupted(said) from None  # said: the CLI's entry point exits 130 without its own "Aborted."
         finally:
@@ -268,8 +268,8 @@ def status_cmd(vault, as_json):
                                  + (f" ({ms['model_id']})" if ms.get("model_id") else "")))
     uncounted = st.get("docs_uncounted", 0)
     click.echo(f"documents: {st['documents']} ({st['chunked_documents']} chunked, {st['docs_pending'] - uncounted} to chunk"
-               + (f", {uncounted} to count again: chunked by an older dreamdb, their vectors are kept; run: dreamdb"
-                  " embed refresh" if uncounted else "")
+               + (f", {uncounted} to count again: chunked by an older dreamdb, their vectors are kept; run: "
+                  + index._command("embed refresh") if uncounted else "")
                + (f"; {_unembedded(st['unembedded_documents'])} never embedded, by design"
                   if st.get("unembedded_documents") else "") + ")")
     click.echo(f"chunks:    {st['chunks']} ({st['distinct_texts']} distinct texts)")
@@ -299,8 +299,8 @@ def status_cmd(vault, as_json):
 
         click.echo(f"hint: {install_command('embed')}")
     elif st["chunks"] and not st["vectors"]:  # (QA round 139-B F1: another model's vectors were counted as its own)
-        click.echo("hint: Run: dreamdb embed refresh (none of this model's vectors yet: hybrid recall falls back to"
-                   " BM25)")
+        click.echo(f"hint: Run: {index._command('embed refresh')} (none of this model's vectors yet: hybrid recall falls"
+                   " back to BM25)")
 
 
 @embed.command("compact", short_help="Give back the space of deleted vectors.")
@@ -658,7 +658,7 @@ def _skip_reason(vault):
         kept_out = index.sync_for_dedup(wait_for_first_build=False)  # (why documents wait to be chunked now, in a note)
     except FirstBuildElsewhere:  # (not waited for: an index being built has no vectors yet, QA round 146-A F2)
         return index, ("another dreamdb process is building the index for the first time, so no document has vectors"
-                       " yet; run this again once it is done (then: dreamdb embed refresh)")
+                       f" yet; run this again once it is done (then: {index._command('embed refresh')})")
     except IndexUnavailable as exc:  # (a new or never synced index that a full disk or a read-only folder keeps from
         if not index_unwritable(exc):  # being built: nothing to compare with, QA round 146-A F2; exit 4 before)
             raise
@@ -677,7 +677,7 @@ def _nothing_compared(index, kept_out: str | None, model_id: str | None = None, 
 
     conn = index.conn
     if conn.execute("SELECT 1 FROM embeddings LIMIT 1").fetchone() is None:
-        return "the index has no vectors yet (run: dreamdb embed refresh)"
+        return f"the index has no vectors yet (run: {index._command('embed refresh')})"
     if model_id is None:
         from dreamdb.embeddings.locate import compute_model_id
 
@@ -695,7 +695,7 @@ def _nothing_compared(index, kept_out: str | None, model_id: str | None = None, 
                           " ORDER BY 2 DESC, 1", (model_id,)).fetchall()
     if not others or conn.execute("SELECT 1 FROM embeddings WHERE model_id = ? LIMIT 1", (model_id,)).fetchone():
         return (f"no document of the index has vectors of the installed model {model_id} yet"
-                " (run: dreamdb embed refresh)")
+                f" (run: {index._command('embed refresh')})")
     if model_dir is not None:
         from dreamdb.embeddings.model import get_embedder
         from dreamdb.errors import ModelError, ModelNotInstalled
@@ -707,4 +707,4 @@ def _nothing_compared(index, kept_out: str | None, model_id: str | None = None, 
     held = ", ".join(f"{n} of {m}" for m, n in others)
     return (f"the index has no vectors of the installed model {model_id}, only of another ({held}): the model"
             " was rebuilt or changed since the vault was embedded, or DREAMDB_MODEL_DIR points elsewhere. Run:"
-            " dreamdb embed refresh to embed the vault with this one (minutes on a large vault)")
+            f" {index._command('embed refresh')} to embed the vault with this one (minutes on a large vault)")

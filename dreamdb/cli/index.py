@@ -450,7 +450,7 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
         index.check_index_file_kind(kind)
         if not index.index_path.is_file():
             raise IndexUnavailable(f"No index yet at {index.index_path}.",
-                                   hint="Run without --no-sync (or dreamdb sync) first.")
+                                   hint=f"Run without --no-sync (or {index._command('sync')}) first.")
         shown = kind  # (as recall and sync word it: QA round 151-A F7)
         if kind == "sqlite" and not _has_own_tables(index.index_path):  # (application id 0: an index older than
             kind = "foreign"  # migration 003, or any other database; QA round 116-A F7)
@@ -472,7 +472,7 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
             raise IndexUnavailable(f"{index.index_path} is an empty file: no index has been built there yet."
                                    if kind == "empty" else
                                    f"Not a dreamdb index: {index.index_path} is {not_an_index(shown)}.",
-                hint="Run without --no-sync (or dreamdb sync), which " + {
+                hint=f"Run without --no-sync (or {index._command('sync')}), which " + {
                     "empty": "builds the index there.", "foreign": "moves that database aside and builds the index.",
                     "other": "builds the index there anew."}[kind] if kind == "empty" or default else
                 # (a path the user chose is never moved aside or replaced)
