@@ -61,7 +61,7 @@ from itertools import combinations
 from dreamdb.lazy_regex import LazyPattern
 from dreamdb.stemming import english_stem
 
-ANALYZER_VERSION = "22"  # 22: a capital I in a word holding a Turkish-only letter (Ş Ğ ı İ) is ı in a note of any language, as in a query (ŞIRNAK is şırnak); marks typed for an apostrophe between letters (‘ ′ ʹ ´) separate a Turkish suffix as the apostrophe does; 11: a document is Turkish by is_turkish_text, as a query is; 12–14: suffixes after an apostrophe; 15–17: encoded data dropped; 18, 19: privative -sIz kept (with -ken), lists of names are no data; 20, 21: narrow-wrapped base64 (indented too), git binary patches dropped
+ANALYZER_VERSION = "23"  # 23: a note not read as Turkish also indexes the lowercased reading of a word it reads with ı (DİYARBAKIR: diyarbakir beside diyarbakır), and _ and the letter-like apostrophes ʼ ʹ end a word for dotless_capitals (APIʼNİN: api); 22: a capital I in a word holding a Turkish-only letter (Ş Ğ ı İ) is ı in a note of any language, as in a query (ŞIRNAK is şırnak); marks typed for an apostrophe between letters (‘ ′ ʹ ´) separate a Turkish suffix as the apostrophe does; 11: a document is Turkish by is_turkish_text, as a query is; 12–14: suffixes after an apostrophe; 15–17: encoded data dropped; 18, 19: privative -sIz kept (with -ken), lists of names are no data; 20, 21: narrow-wrapped base64 (indented too), git binary patches dropped
 
 _TOKEN_RE = re.compile(r"[^\W_]+", re.UNICODE)
 

@@ -87,7 +87,9 @@ DENSE_EXCLUDED_TYPES = frozenset({"changelog"})
 #: (:data:`dreamdb.analyzer.MIN_COMMON_LETTER_SHARE`); 8: a piece of headings alone, cut from
 #: what follows it, is no chunk, and a small last piece shares with the one before (QA round 154-D F1); 9:
 #: setext headings are headings, and a piece of headings alone is no chunk wherever it falls (QA round 155-A F3).
-CHUNKER_VERSION = "9"
+#: 10: a setext heading is one line of heading length (SETEXT_HEADING_MAX_WORDS, _CHARS): a longer paragraph
+#: over --- or === is text, never dropped as a piece of headings alone (QA round 156-A F3).
+CHUNKER_VERSION = "10"
 
 SETEXT_HEADING_MAX_WORDS = 12
 """Words a setext heading's text holds at most (:func:`_blocks`): a line of more words, or several lines, over a
