@@ -2832,10 +2832,24 @@ class Index:
         if synonyms.problem:
             self.notes.append(synonyms.problem)
         now_days = _days(now_dt)
+        from dreamdb.ranking.timeintent import find_time_intent
+
+        intent_found, dated = find_time_intent(query)[0] is not None, []
+
+        def timed() -> bool:
+            # (a time intent, "yesterday", is read only where some document is dated: else nothing it could steer)
+            if intent_found and not dated:
+                dated.append(self._has_dated_documents())
+            return intent_found and dated[0]
 
         def plan_and_rank(plan=None):
             if plan is None:
-                plan = plan_query(query, synonyms, vocabulary=self._vocabulary(), lexicon=self._lexicon())
+                plan = plan_query(query, synonyms, vocabulary=self._vocabulary(), lexicon=self._lexicon(),
+                                  time_intent=timed())
+            if plan.time_intent is not None:  # ("yesterday", "geçen hafta": a window of this recall's clock)
+                from dreamdb.ranking.timeintent import time_window
+
+                plan = replace(plan, window=time_window(plan.time_intent, now_dt, machine_clock=now is None))
             if mode != "bm25" or not plan.terms:
                 return plan, None
             memory = self._memory if self.engine != "sql" else None
@@ -2854,7 +2868,8 @@ class Index:
             # then), and said so
             if across is not None and across.corrections is not None:  # no vault matched it as typed
                 plan, hits = plan_and_rank(plan_query(query, synonyms, vocabulary=self._vocabulary(),
-                                                      lexicon=self._lexicon(), corrections=across.corrections))
+                                                      lexicon=self._lexicon(), corrections=across.corrections,
+                                                      time_intent=timed()))
                 across.read(plan.corrected)
                 return plan, hits
             plan, hits = plan_and_rank()
@@ -2872,9 +2887,11 @@ class Index:
                         across.matched = True
                     else:
                         across.found_in(self, plan_query(query, synonyms, vocabulary=self._vocabulary(),
-                                                         lexicon=self._lexicon(), correct=True).corrections)
+                                                         lexicon=self._lexicon(), correct=True,
+                                                         time_intent=timed()).corrections)
                     return plan, hits
-                again = plan_query(query, synonyms, vocabulary=self._vocabulary(), lexicon=self._lexicon(), correct=True)
+                again = plan_query(query, synonyms, vocabulary=self._vocabulary(), lexicon=self._lexicon(), correct=True,
+                                   time_intent=timed())
                 if again.corrected and not matched_unfiltered():
                     return plan_and_rank(again)
             return plan, hits
@@ -2914,6 +2931,12 @@ class Index:
             return []
         if explain and self._plan_noted:
             self.notes.extend(_plan_notes(plan, self._lexicon()))
+        if explain and plan.time_intent is not None:
+            self.notes.append("read as the query's time intent, not searched"
+                              + (" (the query has no other term: searched too)" if plan.text == query else "") + ": "
+                              + (f"{plan.window.describe()}; documents dated in it at full recency, others at 1/(1 +"
+                                 " days outside it / scale)" if plan.window is not None else
+                                 f"{plan.time_intent.phrase!r}, which names no period: recency as for any query"))
         if plan.unread:  # (not read past the word that brought the last term kept: QA round 155-C F2)
             many = plan.unread != 1
             self.notes.append(f"the query has more than {MAX_QUERY_TERMS} distinct terms; only the first "
@@ -3700,6 +3723,10 @@ class Index:
                                   f" language-centred); run: {self._command('embed refresh')}")
         return pending
 
+    def _has_dated_documents(self) -> bool:
+        """Whether some document of the index has a date (a time intent's window can steer only those)."""
+        return bool(self.conn.execute("SELECT EXISTS (SELECT 1 FROM documents WHERE date_days IS NOT NULL)").fetchone()[0])
+
     def _machine_now(self) -> datetime:
         """The current time in the machine's time zone (:func:`_now` of ``None``): the one instant a
         :class:`~dreamdb.multi.MultiIndex` read for all its vaults of this call (this thread's ``_deferring.clock``),
@@ -3818,6 +3845,10 @@ class Index:
         out = []
         weights = self._term_weights(plan)
         frequencies = explanation_frequencies(self.conn, plan, collection) if explain and ranked else None
+        intent = None
+        if explain and plan.time_intent is not None:
+            intent = plan.window.as_json() if plan.window is not None else {
+                "phrase": plan.time_intent.phrase, "from": None, "to": None, "scale_days": None}
         for r in ranked:
             p = prepared.get(r.rowid)
             if p is None:
@@ -3828,7 +3859,7 @@ class Index:
             out.append(Hit(  # positional, in field order: a hot loop
                 r.doc_id, r.type, slug, title, description, path, r.score, r.rank_score, date, status, level,
                 list(tags), superseded.get(r.doc_id), vault, mode,
-                r.signals() if explain else None,
+                {**r.signals(), "time_intent": intent} if explain else None,
                 explain_terms(self.conn, r.rowid, plan, frequencies, collection) if explain else None,
                 None, (self._body_loader(r.rowid, path[len(prefix):], entry), weights, description, turkish),
             ))

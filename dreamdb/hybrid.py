@@ -65,9 +65,10 @@ def _dense_only(conn, rowids: list[int], now_days: float, plan: QueryPlan, expla
     for rowid, doc_id, typ, date, date_days, status, is_capture, confidence in conn.execute(
         f"SELECT id, doc_id, type, date, date_days, status, is_capture, confidence FROM documents WHERE id IN ({marks})", rest
     ):
-        age = None if date_days is None else now_days - date_days
+        rec = (S.recency_factor(None if date_days is None else now_days - date_days) if plan.window is None
+               else S.window_recency(date_days, plan.window))
         out[rowid] = Ranked(rowid, doc_id, typ, date, date_days, status, raw.get(rowid, 0.0), 0.0, 0.0, 0.0, 0.0,
-                            S.recency_factor(age), S.status_factor(status), S.type_factor(typ, bool(is_capture)),
+                            rec, S.status_factor(status), S.type_factor(typ, bool(is_capture)),
                             S.confidence_factor(confidence), 0.0)
     return out
 
@@ -386,6 +387,13 @@ def hybrid_rank(conn, embedder, plan: QueryPlan, *, mode: str, top: int, now_day
 
         raise DatabaseError(f"the index is damaged: {len(lost)} chunk(s) name a document it does not hold "
                             f"(documents.id {lost[0]})")
+    if plan.window is not None:
+        # Under a time intent the dense channel's scores carry its recency as BM25's rankScore does (a positive
+        # score multiplied by it: the channel's order, and what relative fusion normalises); no other recency
+        # enters them (SPEC §3)
+        dense = [(d, c * by_row[d].recency if c > 0.0 else c) for d, c in dense]
+        dense.sort(key=lambda dc: -dc[1])
+    scores = dict(dense)  # (what the fusion reads; a hit's dense signal stays its cosine, cos)
     # Documents of one dense score (the same chunk text in two notes: a copy, or a shared title and description) in
     # the order BM25 breaks ties, not by row id, which the order files were indexed in decides: a rebuild of the same
     # vault reordered the fused results (QA round 125-B F1)
@@ -406,14 +414,14 @@ def hybrid_rank(conn, embedder, plan: QueryPlan, *, mode: str, top: int, now_day
         if bm:  # BM25's top hit by rankScore, the one the pin guard keeps first
             coverage = min(coverage, top_match_coverage(conn, bm[0].rowid, plan.terms, class_members(plan)))
         other_language = cross_language_documents(conn, plan, set(bm_keys) | set(dense_keys))
-        fused, info = fusion.adaptive_fusion(bm_keys, bm_scores, top_raw, dense_keys, cos, term_coverage=coverage,
+        fused, info = fusion.adaptive_fusion(bm_keys, bm_scores, top_raw, dense_keys, scores, term_coverage=coverage,
                                              cross_language=other_language)
         info["coverage"] = coverage
     fused = _ties_broken(fused, by_row, keep_first=bool(info.get("pinned")))
     method = info["method"] + ("+pin" if info.get("pinned") else "") + ("+partial" if info.get("partial") else "")
     imputed = info.get("imputed", ())
     out = []
-    terms = fusion_terms(info, [key for key, _ in fused[:top]], bm_keys, dense_keys, bm_scores, cos) if explain else {}
+    terms = fusion_terms(info, [key for key, _ in fused[:top]], bm_keys, dense_keys, bm_scores, scores) if explain else {}
     for key, value in fused[:top]:
         out.append(replace(by_row[key], rank_score=value, dense=cos.get(key), dense_centred=centred.get(key),
                            fusion=method + "+imputed" if key in imputed else method, bm25_coverage=info.get("coverage"),

@@ -359,6 +359,8 @@ def test_explain_adds_up_in_every_fused_mode_and_dense_only_hits_carry_their_bm2
                 else:
                     assert ff is None
                     expected = s["dense"]
+                    if s["time_intent"] and s["time_intent"]["scale_days"]:  # (a window: the dense score carries its
+                        expected *= s["recency"]  # recency, docs/ranking.md; "… so it works today …")
                 assert abs(expected - s["rank_score"]) < 2e-6, (mode, q, h.doc_id, s)
                 alone = bm25_alone.get(h.doc_id)
                 if alone is not None:  # the same BM25 signals as BM25 alone gives (M1)

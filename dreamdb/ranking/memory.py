@@ -76,9 +76,10 @@ has served :data:`PRELOAD_AFTER_QUERIES` queries (≈ 2 s and ≈ 100 MB at the 
 each term's postings on first use only."""
 
 
-def _near_top(bound, kept, top: int):
+def _near_top(bound, kept, top: int, min_recency: float = _MIN_RECENCY):
     """Positions (int64[k]) of the documents whose rankScore bound ``bound`` · ``kept`` (float64[m] each:
-    base + identity, and the static factor, 0 when filtered out) is positive and reaches ``_MIN_RECENCY``
+    base + identity, and the static factor, 0 when filtered out) is positive and reaches ``min_recency`` (the lowest
+    recency multiplier: :data:`_MIN_RECENCY`, or a time intent's, :meth:`MemoryEngine._min_recency`)
     × the ``top``-th largest: the only documents that can make the top (exact).
 
     The ``top``-th largest is selected among the bounds of at least half the largest one when
@@ -95,7 +96,7 @@ def _near_top(bound, kept, top: int):
         if len(pool) <= top:
             return (upper > 0.0).nonzero()[0]
     kth = np.partition(pool, len(pool) - top)[len(pool) - top]
-    return (upper >= kth * _MIN_RECENCY).nonzero()[0] if kth > 0 else (upper > 0.0).nonzero()[0]
+    return (upper >= kth * min_recency).nonzero()[0] if kth > 0 else (upper > 0.0).nonzero()[0]
 
 
 class MemoryEngine:
@@ -243,6 +244,9 @@ class MemoryEngine:
         self.date_days = np.array([np.nan if r[3] is None else r[3] for r in rows], dtype=np.float64)
         self.types_list = [r[2] for r in rows]
         self.date_days_list = self.date_days.tolist()
+        dated = self.date_days[~np.isnan(self.date_days)]
+        #: the first and last dates of the documents (NaN when none is dated): the pruning bound under a time intent
+        self.date_range = (float(dated.min()), float(dated.max())) if len(dated) else (float("nan"),) * 2
         self.timed = np.fromiter((bool(r[14]) for r in rows), dtype=bool, count=n)  # dated with a time of day
         self.static = np.array([S.status_factor(r[4]) * S.type_factor(r[2], bool(r[5])) * S.confidence_factor(r[6])
                                 for r in rows], dtype=np.float64)
@@ -665,7 +669,7 @@ class MemoryEngine:
         kept = self._kept(filters)[cand]
         if self._checks_expiry(filters):
             kept = kept * (self.expires[cand] >= now_days)
-        near = _near_top(base + identity, kept, top)
+        near = _near_top(base + identity, kept, top, self._min_recency(plan))
         if not len(near):
             return None
         return cand[near].tolist(), raw[near].tolist(), bm25f[near].tolist(), cov[near].tolist(), structured[near].tolist()
@@ -697,13 +701,25 @@ class MemoryEngine:
             return None
         expires = self.expires if self._checks_expiry(filters) else None
         args = (pos, weights, spans, self._acc, self._marks, self._touched, self._identity_f, self._kept(filters),
-                expires, now_days, len(plan.terms), top, S.BM25F_MIX, S.IDENTITY_WEIGHT, _MIN_RECENCY)
+                expires, now_days, len(plan.terms), top, S.BM25F_MIX, S.IDENTITY_WEIGHT, self._min_recency(plan))
         ranked_top = getattr(self.kernel, "ranked_top", None)  # (a module built before it had only near_top)
-        if ranked_top is not None and self.rank_in_kernel:
+        # (under a time intent recency is window_recency's, which the kernel does not compute: ranked in Python)
+        if ranked_top is not None and self.rank_in_kernel and plan.window is None:
             return ranked_top(*args, (self.date_days, self._id_order(), S.RECENCY_FLOOR, S.RECENCY_HALF_LIFE_DAYS,
                                       S.RECENCY_UNKNOWN, S.TIE_BITS)) or None
         near = self.kernel.near_top(*args)
         return near if near[0] else None
+
+    def _min_recency(self, plan: QueryPlan) -> float:
+        """The lowest recency multiplier of any document for ``plan``, less a margin for rounding: the pruning bound of
+        :meth:`rank` (:data:`_MIN_RECENCY`; under a time intent, :func:`dreamdb.ranking.signals.window_recency_floor`
+        over the documents' dates)."""
+        if plan.window is None:
+            return _MIN_RECENCY
+        first, last = self.date_range
+        if first != first:  # (no document is dated)
+            return S.WINDOW_UNKNOWN * (1.0 - 1e-9)
+        return S.window_recency_floor(plan.window, first, last) * (1.0 - 1e-9)
 
     def _id_order(self):
         """int64[n]: each document's rank in doc_id order (code points, as Python and SQLite's BINARY
@@ -731,7 +747,9 @@ class MemoryEngine:
         passes), is within a factor 0.85 of it. Only the documents whose bound reaches 0.85 × the
         ``top``-th best bound can make the top (exact pruning); their recency, rankScore and order
         are computed with the very formulas of the SQL engine (:mod:`dreamdb.ranking.signals`): by the
-        C kernel's ``ranked_top`` where it was built (:attr:`rank_in_kernel`), else in Python.
+        C kernel's ``ranked_top`` where it was built (:attr:`rank_in_kernel`), else in Python. Under a time
+        intent (``plan.window``) recency is :func:`dreamdb.ranking.signals.window_recency`'s, its lowest over the
+        documents' dates the pruning factor (:meth:`_min_recency`), and the candidates are ranked in Python.
         """
         if not plan.terms or top <= 0:
             return []
@@ -777,12 +795,16 @@ class MemoryEngine:
         dates, statics = self.date_days_list, self.static_list
         rows = [(r, f, c, dates[i], statics[i], x) for r, f, c, i, x in zip(raws, bm25fs, covs, positions, structured)]
         recency, unknown, mix, weight, tie = S.recency_factor, S.RECENCY_UNKNOWN, S.BM25F_MIX, S.IDENTITY_WEIGHT, S.tie_score
+        window, in_window = plan.window, S.window_recency
         inf, doc_ids = float("inf"), self.doc_ids
         keyed = []
         for j, (_r, f, c, d, static, x) in enumerate(rows):
             base_j = x + mix * max(0.0, f - x)
             identity_j = weight * c * c * max(x, 1.0)
-            rec = recency(now_days - d) if d == d else unknown  # NaN: unknown date
+            if window is None:
+                rec = recency(now_days - d) if d == d else unknown  # NaN: unknown date
+            else:  # (the query's time intent: QueryPlan.window)
+                rec = in_window(d, window)
             # Ties break as in the SQL engine: rankScore (S.tie_score), then newest, then the smaller doc_id.
             score = (base_j + identity_j) * rec * static
             keyed.append((-tie(score), -d if d == d else inf, doc_ids[positions[j]], j, base_j, identity_j, rec, score))

@@ -34,7 +34,7 @@ from dreamdb.stemming import english_stem
 from dreamdb.ranking import bm25 as F
 from dreamdb.ranking import signals as S
 from dreamdb.ranking.synonyms import dotless_reading
-from dreamdb.records import factory, record
+from dreamdb.records import factory, record, replace
 from dreamdb.vault.tags import status_key, tag_key
 
 HIT_COLUMNS = ("slug, title, description, source_path, level, tags, turkish, date, status, is_capture, confidence,"
@@ -78,6 +78,12 @@ class QueryPlan:
             distinct term (none of them would add a term kept; QA round 155-C F2), where some word of them brings
             another term (the query has more than :data:`MAX_QUERY_TERMS`); 0 when every word was read, as when the
             words past that one bring no other term (QA round 156-A F5).
+        time_intent: the relative time expression the query holds ("yesterday", "geçen hafta", "latest":
+            :func:`dreamdb.ranking.timeintent.find_time_intent`), whose words are then not searched (``text`` is
+            the query without them) unless the query has no other term, else ``None``.
+        window: ``time_intent`` placed against the recall's clock (:func:`dreamdb.ranking.timeintent.time_window`,
+            set by :meth:`dreamdb.Index.recall`): the ranking's recency is then
+            :func:`dreamdb.ranking.signals.window_recency`'s; ``None``: the plain recency of SPEC §2.
     """
 
     text: str
@@ -92,6 +98,8 @@ class QueryPlan:
     corrected: dict[str, str] = factory(dict)
     corrections: dict[str, tuple[str, tuple[tuple[str, str, int], ...]]] = factory(dict)
     unread: int = 0
+    time_intent: object = None
+    window: object = None
 
 
 def class_members(plan: QueryPlan) -> dict[str, tuple[str, ...]]:
@@ -292,8 +300,14 @@ def other_forms(term: str, held) -> tuple[str, ...]:
 
 
 def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None, *, correct: bool = False,
-               corrections: dict | None = None) -> QueryPlan:
+               corrections: dict | None = None, time_intent: bool = True) -> QueryPlan:
     """Analyze a query (same analyzer as documents; never parsed as a query language).
+
+    A relative time expression in the query ("yesterday", "last week", "recently", "dün", "geçen hafta", "en son":
+    :func:`dreamdb.ranking.timeintent.find_time_intent`) is its time intent (``QueryPlan.time_intent``), not words
+    to search: the rest of the query is analysed (``QueryPlan.text``), unless it has no term, when the whole query
+    is (and the intent kept). ``time_intent=False`` reads the query whole (an index of no dated document: no window
+    of time could steer it, and the words are left to the query as written).
 
     Args:
         text: the query.
@@ -346,6 +360,20 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None, *, 
     Returns:
         QueryPlan.
     """
+    from dreamdb.ranking.timeintent import find_time_intent
+
+    intent, rest = find_time_intent(text) if time_intent else (None, text)
+    if intent is None:
+        return _plan_query(text, synonym_table, vocabulary, lexicon, correct=correct, corrections=corrections)
+    plan = _plan_query(rest, synonym_table, vocabulary, lexicon, correct=correct, corrections=corrections)
+    if not plan.terms:  # (the expression is all the query has: its words are searched too)
+        plan = _plan_query(text, synonym_table, vocabulary, lexicon, correct=correct, corrections=corrections)
+    return replace(plan, time_intent=intent)
+
+
+def _plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None, *, correct: bool = False,
+                corrections: dict | None = None) -> QueryPlan:
+    """:func:`plan_query` of a text read whole (no time intent taken out)."""
     written = drop_data(normalize(text))  # (encoded data is found in the text as written)
     folded = lower(dotless_capitals(written))
     words = tokens(folded, data_dropped=True)  # raw_tokens(text), from the one normalisation
@@ -2403,7 +2431,8 @@ def rank(conn, plan: QueryPlan, *, top: int, now_days: float, filters: Filters |
         conn: index connection.
         plan: from :func:`plan_query`.
         top: result limit (applied after filters).
-        now_days: the clock, as days since epoch (recency, expiry).
+        now_days: the clock, as days since epoch (recency, expiry; under a time intent, ``plan.window`` gives
+            recency: :func:`dreamdb.ranking.signals.window_recency`).
         filters: SQL filters, or ``None``.
         only: rank only these ``documents.id`` values (the BM25 signals of documents another channel
             found: :func:`dreamdb.hybrid.hybrid_rank` explaining its dense-only hits); ``None``: all.
@@ -2463,6 +2492,7 @@ def rank(conn, plan: QueryPlan, *, top: int, now_days: float, filters: Filters |
         params[f"w_{f}"] = F.FIELD_WEIGHTS[f]
         params[f"b_{f}"] = b / avg if avg > 0 else 0.0
     postings = sum(df.get(t, 0) for t in all_terms) + sum(class_df)
+    window = plan.window
     heap: list = []  # min-heap of (sort key, Ranked), size ≤ top
     for row in conn.execute(ranking_sql(where, postings, n, plain=plain), params):
         doc, raw, structured, bm25f, id_hits, ib, ub, doc_id, typ, date, date_days, status, is_capture, confidence = row
@@ -2471,8 +2501,10 @@ def rank(conn, plan: QueryPlan, *, top: int, now_days: float, filters: Filters |
         coverage = (id_hits / len(plan.terms)) if ib else 0.0
         base = S.base_score(structured, bm25f)
         identity = S.identity_boost(structured, coverage)
-        age = None if date_days is None else now_days - date_days
-        rec = S.recency_factor(age)
+        if window is None:
+            rec = S.recency_factor(None if date_days is None else now_days - date_days)
+        else:  # (the query's time intent: QueryPlan.window)
+            rec = S.window_recency(date_days, window)
         sf = S.status_factor(status)
         tf_ = S.type_factor(typ, bool(is_capture))
         cf = S.confidence_factor(confidence)

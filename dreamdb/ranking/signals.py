@@ -54,6 +54,34 @@ def recency_factor(age_days: float | None) -> float:
     return RECENCY_FLOOR + (1.0 - RECENCY_FLOOR) * 0.5 ** (max(0.0, age_days) / RECENCY_HALF_LIFE_DAYS)
 
 
+WINDOW_UNKNOWN = 0.5
+"""Recency of a document of unknown date under a query's time intent (:func:`window_recency`): the value one window
+length away, the middle of that recency's range (0, 1], as :data:`RECENCY_UNKNOWN` is of [0.85, 1]."""
+
+
+def window_recency(date_days: float | None, window) -> float:
+    """Recency under a query's time intent (:class:`dreamdb.ranking.timeintent.TimeWindow`), in place of
+    :func:`recency_factor`: 1 for a document dated inside the window (``start`` to ``end``), 1/(1 + d/``scale``) for
+    one dated d days outside it (half at one window length away: "yesterday" halves a day off, "last week" a week
+    off); :data:`WINDOW_UNKNOWN` for an unknown date (``None`` or NaN). In (0, 1]: rankScore's multipliers stay ≤ 1.
+    A hyperbola, not 0.5^(d/scale): far from the window the content still orders documents (0.5^(d/scale) is 10⁻⁶
+    three weeks before "yesterday", and 0 a few years before, where every document would tie)."""
+    if date_days is None or date_days != date_days:
+        return WINDOW_UNKNOWN
+    if date_days < window.start:
+        return 1.0 / (1.0 + (window.start - date_days) / window.scale)
+    if date_days > window.end:
+        return 1.0 / (1.0 + (date_days - window.end) / window.scale)
+    return 1.0
+
+
+def window_recency_floor(window, first_days: float, last_days: float) -> float:
+    """The lowest :func:`window_recency` of a document dated from ``first_days`` to ``last_days`` or undated: the
+    pruning bound of :class:`dreamdb.ranking.memory.MemoryEngine` under a time intent (recency falls away from the
+    window on both sides, so its lowest over a range of dates is at an end of it)."""
+    return min(WINDOW_UNKNOWN, window_recency(first_days, window), window_recency(last_days, window))
+
+
 def status_factor(status: str | None) -> float:
     """×0.85 for ``completed`` (also ``done``), else 1."""
     return COMPLETED_FACTOR if (status or "").lower() in ("completed", "done") else 1.0

@@ -1,0 +1,200 @@
+"""A query's time intent ("yesterday", "last week", "latest", "dün", "geçen hafta", "en son"): read as a window of
+time that steers recency, its words not searched (QA rounds 155-D F2, 156-E)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+import dreamdb
+from dreamdb.ranking import signals as S
+from dreamdb.ranking.memory import MemoryEngine
+from dreamdb.ranking.rank import plan_query, rank
+from dreamdb.ranking.timeintent import TimeWindow, find_time_intent, time_window
+from dreamdb.records import replace
+from tests.conftest import write_docs
+
+NOW = "2026-08-18T12:00:00Z"
+NOW_DT = datetime(2026, 8, 18, 12, tzinfo=timezone.utc)
+NOW_DAYS = NOW_DT.timestamp() / 86400.0
+
+
+@pytest.mark.parametrize("query, phrase, kind, amount, rest", [
+    ("which test fix landed yesterday", "yesterday", "day", 1, "which test fix landed"),
+    ("what did we change in the hook last week", "last week", "span", 7, "what did we change in the hook"),
+    ("latest decision about codex", "latest", "recent", 0, "decision about codex"),
+    ("recently fixed bugs", "recently", "recent", 0, "fixed bugs"),
+    ("yesterday's automations work", "yesterday's", "day", 1, "automations work"),
+    ("last week’s backlog grooming", "last week’s", "span", 7, "backlog grooming"),
+    ("npm releases shipped in the last 3 days", "last 3 days", "span", 3, "npm releases shipped in the"),
+    ("what broke the day before yesterday", "the day before yesterday", "day", 2, "what broke"),
+    ("the release two weeks ago", "two weeks ago", "around", 14, "the release"),
+    ("dün görevlere hangi özellik eklendi", "dün", "day", 1, "görevlere hangi özellik eklendi"),
+    ("geçen hafta telegram ile ilgili ne yaptık", "geçen hafta", "span", 7, "telegram ile ilgili ne yaptık"),
+    ("GEÇEN HAFTAKİ sürümler", "GEÇEN HAFTAKİ", "span", 7, "sürümler"),
+    ("en son lisans kararı neydi", "en son", "recent", 0, "lisans kararı neydi"),
+    ("son zamanlarda düzeltilen hatalar", "son zamanlarda", "recent", 0, "düzeltilen hatalar"),
+    ("bugün proje çipleriyle ilgili ne yaptık", "bugün", "day", 0, "proje çipleriyle ilgili ne yaptık"),
+    ("son 3 günde ne değişti", "son 3 günde", "span", 3, "ne değişti"),
+])
+def test_time_expressions_are_found_and_taken_out(query, phrase, kind, amount, rest):
+    intent, left = find_time_intent(query)
+    assert (intent.phrase, intent.kind, intent.amount) == (phrase, kind, amount)
+    assert " ".join(left.split()) == rest
+
+
+@pytest.mark.parametrize("query", ["dünya haritası", "son ayarlar", "yesterdays", "the week view", "recent-files menu",
+                                   "last weekend", "latestVersion", "0 days ago", "bu ayar"])
+def test_other_words_are_no_time_intent(query):
+    assert find_time_intent(query) == (None, query)
+
+
+def test_windows_against_the_clock():
+    day = time_window(find_time_intent("yesterday")[0], NOW_DT)
+    assert day.as_json() == {"phrase": "yesterday", "from": "2026-08-17T00:00Z", "to": "2026-08-17T23:59Z",
+                             "scale_days": 1.0}
+    # a clock with an offset: that zone's yesterday, and the date written alone (midnight UTC) inside it too
+    east = time_window(find_time_intent("dün")[0], datetime(2026, 8, 18, 1, tzinfo=timezone(timedelta(hours=3))))
+    assert east.as_json()["from"] == "2026-08-16T21:00Z" and east.as_json()["to"] == "2026-08-17T23:59Z"
+    week = time_window(find_time_intent("last week")[0], NOW_DT)
+    assert (week.start, week.end, week.scale) == (NOW_DAYS - 7, NOW_DAYS, 7.0)
+    ago = time_window(find_time_intent("3 weeks ago")[0], NOW_DT)
+    assert (ago.start, ago.end, ago.scale) == (NOW_DAYS - 24.5, NOW_DAYS - 17.5, 7.0)
+    assert time_window(find_time_intent("latest")[0], NOW_DT) is None  # (names no period)
+
+
+def test_window_recency_is_full_inside_and_halves_one_window_away():
+    w = TimeWindow("yesterday", 100.0, 101.0, 1.0)
+    assert S.window_recency(100.5, w) == 1.0 and S.window_recency(100.0, w) == 1.0
+    assert S.window_recency(99.0, w) == 0.5 and S.window_recency(102.0, w) == 0.5  # one scale before, after
+    assert S.window_recency(79.0, w) == pytest.approx(1 / 22)
+    assert S.window_recency(None, w) == S.window_recency(float("nan"), w) == S.WINDOW_UNKNOWN == 0.5
+    assert 0.0 < S.window_recency(-1e9, w) <= 1.0  # (no underflow: content still orders documents far away)
+    assert S.window_recency_floor(w, 0.0, 100.5) == S.window_recency(0.0, w)
+
+
+def _vault(vault):
+    write_docs(vault, {
+        # says "yesterday" (a rare word), but is old
+        "knowledge/standup.md": "---\ntitle: Standup notes\ndate: 2026-06-01\n---\nyesterday the parser test fix"
+                                " landed, and yesterday the build was green.\n",
+        # the parser test fix that landed yesterday
+        "knowledge/parser-flake.md": "---\ntitle: Parser flake\ndate: 2026-08-17\n---\nA fix for the flaky parser"
+                                     " test.\n",
+        # more about it, months ago
+        "knowledge/parser-history.md": "---\ntitle: Parser test history\ndate: 2026-03-02\n---\nThe parser test fix,"
+                                       " another parser test fix, and the parser test suite.\n",
+        "knowledge/undated.md": "parser test fix notes without a date\n",
+    })
+
+
+def test_recall_reads_yesterday_as_a_window_not_a_word(tiny_vault):
+    _vault(tiny_vault)
+    index = dreamdb.open(tiny_vault)
+    for q in ("which parser test fix landed yesterday", "dün parser test fix"):
+        hits = index.recall(q, top=4, now=NOW)
+        assert hits[0].doc_id == "knowledge/parser-flake", q
+    # without the intent, the content decides as before
+    assert index.recall("parser test fix", top=1, now=NOW)[0].doc_id == "knowledge/parser-history"
+
+
+def test_latest_is_not_searched_and_keeps_the_plain_recency(tiny_vault):
+    _vault(tiny_vault)
+    write_docs(tiny_vault, {"knowledge/latest.md": "---\ndate: 2026-01-01\n---\nthe latest parser test fix\n"})
+    index = dreamdb.open(tiny_vault)
+    for q in ("latest parser test fix", "en son parser test fix"):
+        hits = index.recall(q, top=5, now=NOW, explain=True)
+        plain = index.recall("parser test fix", top=5, now=NOW, explain=True)
+        assert [(h.doc_id, h.rank_score) for h in hits] == [(h.doc_id, h.rank_score) for h in plain]
+        assert hits[0].signals["time_intent"] == {"phrase": q[:-len(" parser test fix")], "from": None, "to": None,
+                                                  "scale_days": None}
+        assert any("names no period" in n for n in index.take_notes())
+
+
+def test_explain_shows_the_time_intent(tiny_vault):
+    _vault(tiny_vault)
+    index = dreamdb.open(tiny_vault)
+    hits = index.recall("which parser test fix landed yesterday", top=4, now=NOW, explain=True)
+    notes = index.take_notes()
+    assert any("time intent" in n and "'yesterday' (2026-08-17T00:00Z to 2026-08-17T23:59Z, scale 1 d)" in n
+               for n in notes), notes
+    by_id = {h.doc_id: h for h in hits}
+    assert by_id["knowledge/parser-flake"].signals["time_intent"] == {
+        "phrase": "yesterday", "from": "2026-08-17T00:00Z", "to": "2026-08-17T23:59Z", "scale_days": 1.0}
+    assert by_id["knowledge/parser-flake"].signals["recency"] == 1.0
+    assert by_id["knowledge/undated"].signals["recency"] == 0.5
+    assert not any(t["term"] == "yesterday" for h in hits for t in h.terms)  # (not searched)
+    plain = index.recall("parser test fix", top=1, now=NOW, explain=True)
+    assert plain[0].signals["time_intent"] is None
+
+
+def test_cli_json_explain_has_the_time_intent(tiny_vault, tmp_path):
+    from click.testing import CliRunner
+
+    from dreamdb.cli import cli
+
+    _vault(tiny_vault)
+    out = CliRunner().invoke(cli, ["recall", "--vault", str(tiny_vault), "--now", NOW, "--json", "--explain",
+                                    "parser test fix yesterday"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert data["hits"][0]["doc_id"] == "knowledge/parser-flake"
+    assert data["hits"][0]["signals"]["time_intent"]["phrase"] == "yesterday"
+    text = CliRunner().invoke(cli, ["recall", "--vault", str(tiny_vault), "--now", NOW, "--explain",
+                                     "parser test fix yesterday"])
+    assert "recency ×1.0000 (time intent 'yesterday')" in text.output
+
+
+def test_a_query_of_the_expression_alone_still_searches_its_words(tiny_vault):
+    _vault(tiny_vault)
+    index = dreamdb.open(tiny_vault)
+    plan = plan_query("yesterday")
+    assert plan.terms == ["yesterday"] and plan.time_intent.phrase == "yesterday"
+    assert [h.doc_id for h in index.recall("yesterday", top=3, now=NOW)] == ["knowledge/standup"]
+
+
+@pytest.mark.parametrize("kernel", [None, False])
+def test_engines_agree_under_a_time_intent(tiny_vault, kernel):
+    _vault(tiny_vault)
+    write_docs(tiny_vault, {f"knowledge/n{i}.md": f"---\ndate: 2026-{1 + i % 8:02d}-{1 + i % 27:02d}\n---\nparser"
+                            f" fix {'test ' * (i % 5)} note {i}\n" for i in range(60)})
+    index = dreamdb.open(tiny_vault)
+    index.sync()
+    engine = MemoryEngine(index.conn, kernel=kernel)
+    for q in ("parser test fix yesterday", "parser fix last week", "parser note today", "parser 3 weeks ago"):
+        plan = plan_query(q)
+        plan = replace(plan, window=time_window(plan.time_intent, NOW_DT))
+        for top in (1, 3, 10):
+            a = rank(index.conn, plan, top=top, now_days=NOW_DAYS)
+            b = engine.rank(plan, top=top, now_days=NOW_DAYS)
+            assert [x.doc_id for x in a] == [x.doc_id for x in b], (q, top)
+            for x, y in zip(a, b):
+                assert x.rank_score == pytest.approx(y.rank_score, rel=1e-9)
+                assert x.recency == y.recency == S.window_recency(x.date_days, plan.window)
+
+
+@pytest.mark.model
+def test_the_dense_channel_carries_the_time_intent(tiny_vault, model_dir, monkeypatch):
+    """In hybrid modes the dense channel's scores are multiplied by the window's recency before the fusion, as
+    BM25's rankScore is: two notes of one text, the one that matches the question better dated months before the
+    other, dated yesterday; asked about yesterday, every mode puts yesterday's first, and its fused score (dense mode: the dense score) is the cosine times the
+    recency (``--explain``'s ``dense`` stays the cosine)."""
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(model_dir))
+    text = "The cache eviction policy drops the least recently used entries first when memory runs low.\n"
+    write_docs(tiny_vault, {"knowledge/a-old.md": f"---\ntitle: How cache eviction works\ndate: 2026-03-02\n---\n"
+                                                  f"How cache eviction works. {text}",
+                            "knowledge/b-new.md": f"---\ntitle: Memory notes\ndate: 2026-08-17\n---\n{text}"})
+    index = dreamdb.open(tiny_vault, allow_model_build=False)
+    index.refresh_embeddings()
+    for mode in ("dense", "hybrid", "rrf"):
+        plain = index.recall("how does cache eviction work", top=2, mode=mode, now=NOW, explain=True)
+        assert plain[0].doc_id == "knowledge/a-old", mode  # (its title and first line are the question's words)
+        hits = index.recall("how did cache eviction work yesterday", top=2, mode=mode, now=NOW, explain=True)
+        assert [h.doc_id for h in hits] == ["knowledge/b-new", "knowledge/a-old"], mode
+        if mode == "dense":
+            for h in hits:
+                assert h.rank_score == pytest.approx(h.signals["dense"] * h.signals["recency"], abs=2e-6)
+            assert hits[1].signals["recency"] < 0.01
+    index.close()
