@@ -372,7 +372,8 @@ def test_an_english_notes_word_with_a_capital_i_and_a_turkish_only_letter_is_fou
         "---\ntitle: Office move\n---\n" + "".join(f"Line {i} is about budgets and rent.\n" for i in range(12))
         + "The team moved the office to DİYARBAKIR last spring and the rent was lower.\n")
     (vault / "knowledge" / "warehouse.md").write_text(
-        "---\ntitle: Warehouse\n---\nOur warehouse is in BALIKESİR near the highway.\n")
+        "---\ntitle: Warehouse\n---\n" + "".join(f"Line {i} is about stock and rent.\n" for i in range(12))
+        + "Our warehouse is in BALIKESİR near the highway.\n")
     (vault / "knowledge" / "filler.md").write_text("---\ntitle: Filler\n---\nBudgets and rent only.\n")
     index = dreamdb.open(vault)
     found = {q: [h.doc_id for h in index.recall(q, now="2026-08-18")]
@@ -381,6 +382,9 @@ def test_an_english_notes_word_with_a_capital_i_and_a_turkish_only_letter_is_fou
     assert found == {q: ["knowledge/office" if q.lower().startswith("d") else "knowledge/warehouse"] for q in found}
     for q in ("Diyarbakir", "DIYARBAKIR", "DİYARBAKIR"):
         assert "DİYARBAKIR last spring" in index.recall(q, now="2026-08-18")[0].snippet, q
+    for q in ("Balikesir", "balikesir", "BALIKESIR", "Balıkesir"):  # (the ı in the term's first five letters, which
+        # the snippet's pre-filter reads: QA round 156-G F2, the note's first lines were shown)
+        assert "BALIKESİR near the highway" in index.recall(q, now="2026-08-18")[0].snippet, q
     assert "DİYARBAKIR" in best_snippet("budgets\nrent\nmore rent\nmoved to DİYARBAKIR\nend", ["diyarbakir"],
                                         turkish=False).split("\n")[1]
 
