@@ -1660,8 +1660,8 @@ def test_a_long_prompt_is_read_without_the_words_its_seams_cut(tmp_path, monkeyp
     """QA round 156-B F1: a prompt over 4,000 characters was read as its first and last 2,000 characters, cut at
     fixed positions, so a word split at either seam was a fragment that recalled its own notes: ``the procurator``
     across the tail's seam read ``curator`` and injected the real vault's feature/brain-curator
-    (``misconfiguration``: ``configuration``). Each seam now drops the word it cuts, back to white space, or, in a
-    text without it, to a character that is no letter, mark or digit; a run of letters without one is read as cut."""
+    (``misconfiguration``: ``configuration``). Each seam now drops the word it cuts: the run of letters, marks and
+    digits on both sides of it; a half that is one such run is read as cut."""
     from dreamdb import hook as H
 
     vault = filled_vault(tmp_path, {"knowledge/brain-curator.md": "---\ntitle: Brain curator\n---\nThe curator skill"
@@ -1693,6 +1693,14 @@ def test_a_long_prompt_is_read_without_the_words_its_seams_cut(tmp_path, monkeyp
     assert H.query_text("é" * 5000) == "é" * 2000 + "\n" + "é" * 2000  # (a run of letters: as cut)
     accented = "a/" * 999 + "le\u0301tude" + "/b" * 999  # (a cut between a letter and its accent cuts a word)
     assert H.query_text(accented) == "a/" * 999 + "\n" + "/b" * 999
+    # text written without spaces loses the letters since its last punctuation, not the half up to its last line
+    # break (QA round 156-G F1: a Japanese prompt's head kept 19 of its 2,000 characters, and its words were lost)
+    sentence = "データベースの索引は作られ、検索は順位付けされる。"
+    japanese = "質問です。\n" + sentence * 20 + "「zebrafish」と「telemetry」のログについて。" + sentence * 200
+    text = H.query_text(japanese)
+    head, tail = text.split("\n", 2)[0] + "\n" + text.split("\n", 2)[1], text.split("\n", 2)[2]
+    assert "zebrafish" in head and "telemetry" in head and len(head) > half - len(sentence), len(head)
+    assert len(tail) > half - len(sentence) and japanese.endswith(tail), len(tail)
 
 
 def test_a_long_prompt_is_an_acknowledgement_only_as_the_hook_reads_it(project, tmp_path, monkeypatch):
