@@ -667,9 +667,9 @@ def test_a_run_that_scores_nothing_fails_and_a_partial_run_never_replaces_the_re
     assert r.returncode == 1 and "No track was scored" in r.stderr and "unavailable" in r.stderr, r.stderr
     # QA round 87 M2: a report named for the run is not overwritten by a run that scored nothing
     kept = tmp_path / "kept.md"
-    kept.write_text("an earlier report\n")
+    kept.write_text("# dreamdb evaluation results\n\nan earlier report\n")
     r = run("--no-baseline", "--modes", "hybrid", "--max-embed", "0", "--results-file", str(kept))
-    assert r.returncode == 1 and kept.read_text() == "an earlier report\n", r.stderr
+    assert r.returncode == 1 and kept.read_text() == "# dreamdb evaluation results\n\nan earlier report\n", r.stderr
     report = ROOT / "eval" / "RESULTS.md"
     before = report.read_bytes()
     full = ["--set", "all", "--modes", "bm25,hybrid,dense"]  # (each case below one thing short of the full run)
@@ -855,23 +855,83 @@ def test_results_that_cannot_be_written_say_why_on_one_line_with_a_hint_that_wor
     ``/proc/version`` (the kernel's file) to chmod u+w; the chmod hint stays where the mode is the cause."""
     data = _gold_data(tmp_path)
     protected = tmp_path / "protected.md"
-    protected.write_text("kept\n")
+    protected.write_text("# dreamdb evaluation results\n\nkept\n")  # (an earlier report: another file is refused)
     protected.chmod(0o444)
     last = tmp_path / "c" / "last-run.json"  # (written: only the report failed, QA round 147-G F5)
     for target, said, hint in (
-            ("/proc/version", "Error: Cannot write the results: /proc/version cannot be written: it is on the kernel's"
-             " proc file system, whose files the kernel makes (no file on a disk); it was not changed; "
-             f"{last} was written (this run's per-query results); the figures are printed above.",
-             "Hint: Write to a file on a disk instead."),
             (protected, f"Error: Cannot write the results: {protected} is write-protected (mode 444); it was not "
              f"changed; {last} was written (this run's per-query results); the figures are printed above.",
-             "Hint: Give it write permission (chmod u+w) if dreamdb should edit it.")):
+             "Hint: Give it write permission (chmod u+w) if dreamdb should edit it."),):
         r = subprocess.run([sys.executable, "-m", "dreamdb", "eval", "--data", str(data), "--set", "dreamcontext",
                             "--cache", str(tmp_path / "c"), "--no-baseline", "--results-file", str(target)],
                            capture_output=True, text=True, cwd=ROOT, timeout=300)
         assert r.returncode == 74 and "dreamdb bm25" in r.stdout, r.stderr
         assert r.stderr.splitlines()[-2:] == [said, hint], r.stderr
-    assert protected.read_text() == "kept\n"
+    assert protected.read_text() == "# dreamdb evaluation results\n\nkept\n"
+    # /proc/version (the kernel's file, no earlier report) is refused before the run now (QA round 156-C F1)
+    r = subprocess.run([sys.executable, "-m", "dreamdb", "eval", "--data", str(data), "--set", "dreamcontext",
+                        "--cache", str(tmp_path / "c"), "--no-baseline", "--results-file", "/proc/version"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert r.returncode == 6 and not r.stdout and "/proc/version exists and is not a dreamdb evaluation report" \
+        in r.stderr, r.stderr
+
+
+def test_a_report_path_that_is_another_file_or_in_a_vault_is_refused_and_never_replaced(tmp_path, monkeypatch,
+                                                                                         capsys):
+    """QA round 156-C F1: ``--results-file thesis.txt`` replaced the file, whatever it held (a vault's
+    ``CHANGELOG.json`` too), exit 0. An existing file that is not empty and not an earlier report (its first line
+    "# dreamdb evaluation results"), and any path inside a vault (as typed, or where a link leads), are refused
+    before the run, exit 6, and the file is left as it was; one put there while the run ran is not replaced
+    either (exit 74). An earlier report, or an empty file, is replaced."""
+    from dreamdb.cli import main
+
+    thesis = tmp_path / "thesis.txt"
+    thesis.write_text("my thesis\n")
+    vault = tmp_path / "p" / "_dream_context"
+    (vault / "core").mkdir(parents=True)
+    changelog = vault / "core" / "CHANGELOG.json"
+    changelog.write_text('{"entries": []}\n')
+    (tmp_path / "vlink").symlink_to(vault)
+    (tmp_path / "thesis-link.md").symlink_to(thesis)
+    inside = "Error: Cannot write the report {}: it is inside the vault " + str(vault) + ", whose files are its notes" \
+             " (a report there would be indexed as one, or replace one)\nHint: Give --results-file a path outside" \
+             " the vault.\n"
+    other = "Error: {} exists and is not a dreamdb evaluation report (its first line is not \"# dreamdb evaluation" \
+            " results\"): it is never replaced\nHint: Give --results-file a new file's path or an earlier report's, or" \
+            " move that file aside.\n"
+    for target, said in ((thesis, other), (tmp_path / "thesis-link.md", other), (changelog, inside),
+                         (vault / "report.md", inside), (tmp_path / "vlink" / "report.md", inside)):
+        # (no data at all: had the run started, it would have stopped on that first, exit 7)
+        r = subprocess.run([sys.executable, "-m", "dreamdb", "eval", "--data", str(tmp_path / "absent"), "--cache",
+                            str(tmp_path / "c"), "--results-file", str(target)], capture_output=True, text=True,
+                           timeout=120)
+        assert (r.returncode, r.stderr) == (6, said.format(target)), (target, r.stderr)
+    assert thesis.read_text() == "my thesis\n" and changelog.read_text() == '{"entries": []}\n'
+    assert sorted(p.name for p in vault.iterdir()) == ["core"]
+    data = _gold_data(tmp_path)
+    earlier, empty = tmp_path / "earlier.md", tmp_path / "empty.md"
+    earlier.write_text("# dreamdb evaluation results\n\nan earlier run\n")
+    empty.touch()
+    for target in (earlier, empty):
+        assert main(["eval", "--data", str(data), "--set", "dreamcontext", "--cache", str(tmp_path / "c"),
+                     "--no-baseline", "--results-file", str(target)]) == 0, capsys.readouterr().err
+        assert target.read_text().startswith("# dreamdb evaluation results\n") and "earlier run" not in \
+            target.read_text()
+    late = tmp_path / "late.md"
+    run_suite = suite.run_suite
+
+    def run_then_write_the_file(*args, **kwargs):
+        results = run_suite(*args, **kwargs)
+        late.write_text("written meanwhile\n")
+        return results
+
+    monkeypatch.setattr(suite, "run_suite", run_then_write_the_file)
+    capsys.readouterr()
+    code = main(["eval", "--data", str(data), "--set", "dreamcontext", "--cache", str(tmp_path / "c"), "--no-baseline",
+                 "--results-file", str(late)])
+    err = capsys.readouterr().err
+    assert code == 74 and late.read_text() == "written meanwhile\n", err
+    assert f"Cannot write the results: {late} exists and is not a dreamdb evaluation report" in err, err
 
 
 def test_a_kept_index_of_a_copied_cache_serves_the_copy(tmp_path):

@@ -44,7 +44,8 @@ def _progress(label: str, length: int):
 @click.option("--write-results", is_flag=True, help="Regenerate eval/RESULTS.md from this run.")
 @click.option("--results-file", type=NonEmptyPath(dir_okay=False, path_type=Path),
               help="Write the markdown report here instead of eval/RESULTS.md (implies --write-results): a file, not this"
-                   " command's standard output (/dev/stdout; the figures, or the JSON document, go there).")
+                   " command's standard output (/dev/stdout; the figures, or the JSON document, go there). An existing"
+                   " file is replaced only if it is an earlier report (or empty); none inside a vault.")
 @click.option("--max-embed", type=WholeNumber(0), default=None, metavar="N",
               help="Skip the dense modes of an index that still needs more than N chunks embedded (default: embed all); "
                    "the reason printed names the command that embeds them.")
@@ -94,7 +95,7 @@ def evaluate(sets, modes, baseline, quick, data_dir, cache_dir, write_results, r
                          f" no --quick, the bm25s baseline and the modes {','.join(suite.REPORT_MODES)}.",
                          hint=f"Run: dreamdb eval --modes {','.join(suite.REPORT_MODES)} --write-results; or give "
                               "--results-file PATH to write the report of this run elsewhere.")
-    _check_writable(cache, target, data)  # before a run of minutes, not after it
+    _check_writable(cache, target, data, named=results_file is not None)  # before a run of minutes, not after it
     command = _command_line()
 
     def log(msg: str) -> None:  # (through say: a note quotes the evaluation data's names, QA round 137 F2; each
@@ -112,6 +113,8 @@ def evaluate(sets, modes, baseline, quick, data_dir, cache_dir, write_results, r
         _write_atomically(writing, output.to_json(results))
         if target is not None and scored and not short:  # (a run that scored nothing too: QA round 87 M2)
             writing = target
+            if results_file is not None:  # (a file put there during the run is no more replaced than one before it)
+                _refuse_another_file(target)
             _write_atomically(target, suite.render_markdown(results))
             log(f"wrote {target}")
     except (OSError, WriteRefused) as exc:  # (the run's figures are printed all the same: QA round 86-C M6)
@@ -169,17 +172,20 @@ def _failure(scored: bool, short: list[str], target: Path | None, unwritten: Exc
     return None
 
 
-def _check_writable(cache: Path, target: Path | None, data: Path | None = None) -> None:
+def _check_writable(cache: Path, target: Path | None, data: Path | None = None, *, named: bool = False) -> None:
     """Refuse a cache folder that cannot be made or written or lies inside the data folder (which is never
     written), a report inside the data or the cache folder, a ``last-run.json`` or report that is a folder, and a
     report whose folder, where its links lead, does not exist, is a file, or cannot be written, one whose path leads
     through a loop of symbolic links, and one that is no file or is this command's own output
     (:func:`_refuse_a_descriptor`): before a run of minutes, not after it (QA round 68 L6, L11; 143-H F3; 144-A F4;
     144-I F3). A cache folder (or the folder a missing one would be made in) or ``last-run.json`` with no write
-    permission bit is refused even for root (:func:`_no_write_bit`; QA round 150-G F3).
+    permission bit is refused even for root (:func:`_no_write_bit`; QA round 150-G F3). A report the caller
+    ``named`` (``--results-file``) inside a vault, or an existing file that is no earlier report, is refused
+    (:func:`_refuse_another_file`).
 
     Raises:
         UsageError: as above (exit code 2).
+        WriteRefused: the report ``named`` is inside a vault or another file (exit code 6).
     """
     if data is not None and data.is_dir():
         real_data = os.path.realpath(data)
@@ -247,6 +253,50 @@ def _check_writable(cache: Path, target: Path | None, data: Path | None = None) 
         if not os.access(folder, os.W_OK | os.X_OK) or (target.exists() and not os.access(target, os.W_OK)):
             raise UsageError(f"Cannot write the report {target}: permission denied",
                              hint="Give --results-file a path you can write.")
+        if named:
+            _refuse_another_file(target)
+
+
+def _refuse_another_file(target: Path) -> None:
+    """Refuse a ``--results-file`` inside a vault (a ``_dream_context`` folder, by the path as typed or where its links
+    lead), where the report would be indexed as a note and could replace one (a vault's ``CHANGELOG.json``), and an
+    existing file (through links) that is not empty and is not an earlier report (:data:`dreamdb.evaluation.suite.REPORT_FIRST_LINE`): the
+    report replaces its file whole, and a mistyped path replaced any file, exit 0 (QA round 156-C F1), where the
+    other commands that write a named file never replace another (``lexicon build --to``). Called before the run
+    and again just before the report is written.
+
+    Raises:
+        WriteRefused: as above (exit code 6).
+    """
+    from dreamdb.evaluation.suite import REPORT_FIRST_LINE
+    from dreamdb.hook_settings import vault_holding
+
+    vault = vault_holding(target)
+    if vault is not None:
+        raise WriteRefused(f"Cannot write the report {target}: it is inside the vault {vault}, whose files are its notes"
+                           " (a report there would be indexed as one, or replace one)",
+                           hint="Give --results-file a path outside the vault.")
+    first = REPORT_FIRST_LINE.encode()
+    try:
+        # (where its links lead, as the report is written; a pipe is refused before, never waited on)
+        fd = os.open(os.path.realpath(target), os.O_RDONLY | os.O_NONBLOCK)
+    except (FileNotFoundError, NotADirectoryError):
+        return  # (a new file)
+    except OSError as exc:
+        raise WriteRefused(f"Cannot write the report {target}: it exists and cannot be read to tell whether it is an"
+                           f" earlier report ({exc.strerror or exc}): it is never replaced",
+                           hint="Give --results-file a new file's path, or make that file readable.") from None
+    try:
+        head = os.read(fd, len(first) + 1) if stat.S_ISREG(os.fstat(fd).st_mode) else b"-"
+    except OSError:
+        head = b"-"
+    finally:
+        os.close(fd)
+    if not head or (head.startswith(first) and head[len(first):] in (b"", b"\n", b"\r")):
+        return  # (empty: nothing to lose; or an earlier report)
+    raise WriteRefused(f"{target} exists and is not a dreamdb evaluation report (its first line is not"
+                       f" \"{REPORT_FIRST_LINE}\"): it is never replaced",
+                       hint="Give --results-file a new file's path or an earlier report's, or move that file aside.")
 
 
 def _no_write_bit(path: Path) -> str | None:
