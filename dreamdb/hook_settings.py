@@ -10,7 +10,8 @@ The hook lives in ``<project>/.claude/settings.json`` (shared with the team) or,
 Both functions merge with what is there: other keys, other events and other
 hooks are kept as they are (their values and key order). Before an existing
 file changes, its previous bytes are saved to ``settings.json.bak`` (but by an
-install over a file only an install wrote, which keeps the ``.bak`` there), with the
+install over a file only an install wrote, which keeps the ``.bak`` there; a ``.bak`` dreamdb did not write is
+never replaced: the next free name, ``settings.json.bak.1`` …, is taken instead), with the
 file's own permission bits (a private ``settings.local.json`` may hold tokens in
 ``env``); the new file is written atomically (temp file + fsync + rename) with
 the file's own indentation (2 spaces for a new file) and line endings (CRLF kept), its numbers as written.
@@ -438,7 +439,7 @@ def check_settings(project_dir: Path, command: str, local: bool = False) -> None
     data, raw = _load(path)
     _event_list(data, path, create=True)
     _refuse_repeated_keys(path, raw)  # (QA round 150-C F2)
-    _check_backup(path)  # (a .bak that is a folder: QA round 110-A F6c)
+    _check_backup(path, raw)  # (its names all taken: QA round 110-A F6c, of a .bak folder, refused then)
     _check_writable_place(path)
 
 
@@ -775,33 +776,134 @@ def _write_backup(path: Path, backup: Path, old_raw: bytes) -> str:
     return tmp_name
 
 
-def _backup_path(path: Path) -> Path:
-    return path.with_name(path.name + ".bak")
+BACKUPS = "hook-backups"
+"""Folder in the user cache (:func:`dreamdb.config.cache_root`) where ``hook install`` and ``hook uninstall`` record
+each backup of a settings file they write, one file a backup (:func:`_record_backup`)."""
+
+MAX_BACKUP_NAMES = 100
+"""How many names a settings file's backup may take: ``<name>.bak``, then ``<name>.bak.1`` … ``<name>.bak.99``."""
 
 
-def _check_backup(path: Path) -> None:
-    """Refuse, before anything is written, when ``<name>.bak`` is there but is not a file or a symlink (QA round
-    60 M3: with a ``.bak`` folder the settings were rewritten, then the backup's rename failed, reported as
-    "nothing was changed", exit 6, its temporary file left behind at each run)."""
+def _backup_names(path: Path) -> Iterator[Path]:
+    """The names a backup of the settings file ``path`` may have, in order: ``<name>.bak``, ``<name>.bak.1``, …"""
+    yield path.with_name(path.name + ".bak")
+    for n in range(1, MAX_BACKUP_NAMES):
+        yield path.with_name(f"{path.name}.bak.{n}")
+
+
+def _backup_path(path: Path, old_raw: bytes | None = None) -> Path:
+    """The file dreamdb keeps the previous version of the settings file ``path`` in: the first of ``<name>.bak``,
+    ``<name>.bak.1``, ``<name>.bak.2``, … that is not there or is dreamdb's own backup (:func:`_is_our_backup`; of
+    ``old_raw``, the file's bytes as read). Any other file there (the user's own ``settings.json.bak``, a folder, a
+    link) is never replaced: QA round 156-C F2, an install replaced a ``.bak`` the user had, without a word.
+
+    Raises:
+        WriteRefused: a name cannot be looked at (a folder that cannot be searched), or every name is taken (nothing
+            was changed).
+    """
     from dreamdb.writes import refuse_os_errors
 
-    backup = _backup_path(path)
-    with refuse_os_errors(backup, "read"):
+    for backup in _backup_names(path):
+        with refuse_os_errors(backup, "read"):
+            try:
+                os.lstat(backup)
+            except FileNotFoundError:
+                return backup
+        if _is_our_backup(backup, old_raw):
+            return backup
+    first = path.with_name(path.name + ".bak")
+    raise WriteRefused(f"{first} and {MAX_BACKUP_NAMES - 1} more names after it ({first.name}.1 …) are taken by files"
+                       f" dreamdb did not write, where it would keep the previous {path.name}; nothing was changed.",
+                       hint=f"Move the {first.name}.* files you no longer need away, then retry.")
+
+
+def _is_our_backup(backup: Path, old_raw: bytes | None) -> bool:
+    """Whether ``backup`` is a backup dreamdb may replace: a regular file (not a link) that holds what an install or
+    uninstall wrote there (:func:`_record_backup`), or, read as JSON, the settings ``old_raw`` hold, but for dreamdb's
+    prompt hook (:func:`_drop_our_hooks`; a ``.bak`` an earlier dreamdb wrote, or one the user copied, whose contents
+    the new backup keeps all the same). Anything else, the user's own copy of other settings among them, is not."""
+    import hashlib
+
+    try:
+        st = os.lstat(backup)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_SETTINGS_BYTES:
+            return False
+        raw = backup.read_bytes()
+    except OSError:
+        return False
+    try:
+        if _backup_record(backup).read_text(encoding="ascii").strip() == hashlib.sha256(raw).hexdigest():
+            return True
+    except (OSError, ValueError, DreamdbError):
+        pass
+    if old_raw is None:
+        return False
+    if raw == old_raw:
+        return True
+    both = []
+    for text in (raw, old_raw):
         try:
-            mode = os.lstat(backup).st_mode
-        except FileNotFoundError:
-            return
-    if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
-        kind = "a folder" if stat.S_ISDIR(mode) else "not a regular file"
-        raise WriteRefused(f"{backup} is {kind}, where dreamdb keeps the previous {path.name}; nothing was changed.",
-                           hint=f"Move {backup} away, then retry.")
+            data = json.loads(text.decode("utf-8"), parse_constant=_not_json) if text.strip() else {}
+        except (ValueError, RecursionError):  # (UnicodeDecodeError is a ValueError)
+            return False
+        if not isinstance(data, dict):
+            return False
+        with contextlib.suppress(DreamdbError):  # (hooks of another shape: compared as they are)
+            _drop_our_hooks(data, backup, DEFAULT_COMMAND)
+        both.append(data)
+    return both[0] == both[1]
 
 
-def _write(path: Path, data: dict, old_raw: bytes | None, commit: bool = True, keep_backup: bool = False) -> None:
-    """Keep the old bytes in ``<name>.bak`` (unless ``keep_backup``: the ``.bak`` there is kept, :func:`_keeps_backup`),
-    write ``data``; a symlinked file is written through the link.
+def _backup_record(backup: Path) -> Path:
+    """The file recording the backup dreamdb last wrote at ``backup``: in :data:`BACKUPS`, named by a hash of its path
+    (its folder's real path and its name).
 
-    The backup replaces the previous ``.bak`` only once the new settings are written: a refused write
+    Raises:
+        UsageError: a relative ``DREAMDB_CACHE_DIR`` from a current folder that is gone (:func:`~dreamdb.config.cache_root`).
+    """
+    import hashlib
+
+    from dreamdb.config import cache_root
+
+    where = os.path.join(os.path.realpath(backup.parent), backup.name)
+    return cache_root() / BACKUPS / hashlib.sha256(os.fsencode(where)).hexdigest()[:32]
+
+
+def _record_backup(backup: Path, raw: bytes) -> None:
+    """Record that dreamdb wrote ``raw`` to ``backup`` (the sha256 of its bytes, in the user cache:
+    :func:`_backup_record`), so that a later install or uninstall replaces it (:func:`_is_our_backup`) where it would
+    leave a file the user wrote there. Not recorded (a cache that cannot be written), a later write keeps it only if
+    its settings are the file's but for dreamdb's hook, else writes its backup to the next free name."""
+    import hashlib
+
+    from dreamdb.config import write_private_file
+
+    with contextlib.suppress(OSError, DreamdbError):
+        write_private_file(_backup_record(backup), hashlib.sha256(raw).hexdigest().encode("ascii"))
+
+
+def _forget_backup(backup: Path) -> None:
+    """Drop the record of ``backup`` (:func:`_record_backup`), removed."""
+    with contextlib.suppress(OSError, DreamdbError):
+        _backup_record(backup).unlink()
+
+
+def _check_backup(path: Path, old_raw: bytes | None) -> None:
+    """Refuse, before anything is written, when the previous version of ``path`` cannot be kept: the names of its
+    backup cannot be looked at, or are all taken (:func:`_backup_path`). A ``.bak`` that is a folder, or any other
+    file dreamdb did not write, is passed over for the next name (QA round 60 M3: with a ``.bak`` folder the settings
+    were rewritten, then the backup's rename failed; 156-C F2: the user's own ``.bak`` was replaced)."""
+    if old_raw is not None:
+        _backup_path(path, old_raw)
+
+
+def _write(path: Path, data: dict, old_raw: bytes | None, commit: bool = True,
+           keep_backup: bool = False) -> Path | None:
+    """Keep the old bytes in the file's backup (:func:`_backup_path`: ``<name>.bak``, or the next free name where
+    that is a file dreamdb did not write; unless ``keep_backup``: the backup there is kept, :func:`_keeps_backup`),
+    write ``data``; a symlinked file is written through the link. Returns the backup written, else ``None``.
+
+    The backup replaces the previous one only once the new settings are written: a refused write
     (a write-protected file) leaves both files as they were.
 
     Raises:
@@ -811,8 +913,7 @@ def _write(path: Path, data: dict, old_raw: bytes | None, commit: bool = True, k
     from dreamdb.writes import refuse_os_errors, atomic_write_bytes
     from dreamdb.writes.files import ABSENT, FileChanged, read_with_identity
 
-    if old_raw is not None:
-        _check_backup(path)
+    backup = _backup_path(path, old_raw) if old_raw is not None else None  # (before anything is written)
     claude = path.parent.name == ".claude"
     with refuse_os_errors(path):
         try:
@@ -825,9 +926,8 @@ def _write(path: Path, data: dict, old_raw: bytes | None, commit: bool = True, k
             target = path.resolve() if path.is_symlink() else path
         except RuntimeError as exc:  # a symlink loop (Python < 3.13)
             raise WriteRefused(f"{path} is a symlink loop; nothing was changed.") from exc
-        backup = _backup_path(path)
         text = _dumps(data, old_raw)
-        pending = _write_backup(path, backup, old_raw) if old_raw is not None and not keep_backup else None
+        pending = _write_backup(path, backup, old_raw) if backup is not None and not keep_backup else None
         try:
             # (another program's write since the file was read is not overwritten: Claude Code adds its permission
             # rules by the same read, change, replace; QA round 79-B F2, 37 of 303 rules lost. The caller reads again)
@@ -845,7 +945,8 @@ def _write(path: Path, data: dict, old_raw: bytes | None, commit: bool = True, k
                 with contextlib.suppress(OSError):
                     os.unlink(pending)
             raise
-    if pending is not None:  # over an older .bak, whatever its mode, in one rename
+    if pending is not None:  # over an older backup of dreamdb's, whatever its mode, in one rename
+        assert backup is not None and old_raw is not None
         try:
             os.replace(pending, backup)
         except OSError as exc:  # the settings are written: not "nothing was changed" (QA round 60 M3)
@@ -854,8 +955,10 @@ def _write(path: Path, data: dict, old_raw: bytes | None, commit: bool = True, k
             raise DreamdbError(f"{path} was written, but its previous version could not be kept in {backup} "
                                f"({exc.strerror or exc}).", hint=f"Check {backup} (move it away if it is in the "
                                "way); the settings themselves are written.") from exc
+        _record_backup(backup, old_raw)
     if claude:  # (its change time as this write left it: QA round 146-I F3)
         _record_made_folder(path.parent) if ours else _forget_made_folder(path.parent)
+    return backup if pending is not None else None
 
 
 def _install_output(raw: bytes | None, command: str = DEFAULT_COMMAND) -> bool:
@@ -873,11 +976,11 @@ def _install_output(raw: bytes | None, command: str = DEFAULT_COMMAND) -> bool:
             and raw == _dumps(made, None).encode("utf-8"))
 
 
-def _backup_of_install(path: Path, command: str = DEFAULT_COMMAND) -> bytes | None:
-    """The bytes of ``<name>.bak`` of the settings file ``path`` when it is a file (not a link) holding only what an
-    install writes in a new file (:func:`_install_output`): the previous version of a file an install made, which a
-    second install that replaced the command kept; else ``None`` (no ``.bak``, or one that holds anything else)."""
-    backup = _backup_path(path)
+def _backup_of_install(backup: Path, command: str = DEFAULT_COMMAND) -> bytes | None:
+    """The bytes of ``backup``, a settings file's backup (:func:`_backup_path`), when it is a file (not a link) holding
+    only what an install writes in a new file (:func:`_install_output`): the previous version of a file an install
+    made, which a second install that replaced the command kept; else ``None`` (no backup, or one that holds anything
+    else)."""
     try:
         if not stat.S_ISREG(os.lstat(backup).st_mode):
             return None
@@ -894,8 +997,9 @@ def _keeps_backup(path: Path, old_raw: bytes | None, command: str) -> bool:
     dreamdb's hook, a user's ``{}`` say. So a ``.bak`` that holds only an install's output is of a file an install
     made, and uninstall deletes both (:func:`_made_by_install`; QA round 149-A F2: two installs then an uninstall left
     ``{}`` and a ``.bak``), while the user's ``{}`` kept in a ``.bak`` still keeps the file, as ``{}`` (QA round 102-A
-    F3: the second install overwrote that ``.bak`` with the first install's file)."""
-    return _install_output(old_raw, command) and os.path.lexists(_backup_path(path))
+    F3: the second install overwrote that ``.bak`` with the first install's file). The backup is dreamdb's
+    (:func:`_backup_path`): a ``.bak`` the user wrote is no earlier version of the file."""
+    return _install_output(old_raw, command) and os.path.lexists(_backup_path(path, old_raw))
 
 
 def _made_by_install(path: Path, old_raw: bytes | None, command: str = DEFAULT_COMMAND) -> bool:
@@ -906,22 +1010,24 @@ def _made_by_install(path: Path, old_raw: bytes | None, command: str = DEFAULT_C
     keeps a ``.bak`` it finds, :func:`_keeps_backup`). With a ``.bak`` that holds anything else (the user's own ``{}``,
     QA round 102-A F3), the file is kept; nor can the absence of a ``.bak`` alone tell: a file written by
     hand, or committed by a teammate, with a hook of its own (another timeout, variables before the command) was
-    deleted, ``.claude`` with it (QA round 132-C F1)."""
+    deleted, ``.claude`` with it (QA round 132-C F1). The backup is dreamdb's (:func:`_backup_path`): a ``.bak`` the
+    user wrote tells nothing of the file (QA round 156-C F2)."""
     if not _install_output(old_raw, command):
         return False
-    return not os.path.lexists(_backup_path(path)) or _backup_of_install(path, command) is not None
+    backup = _backup_path(path, old_raw)
+    return not os.path.lexists(backup) or _backup_of_install(backup, command) is not None
 
 
-def _remove_backup_of_install(path: Path, command: str = DEFAULT_COMMAND) -> None:
-    """After uninstall deleted ``path``, a file an install made: delete its ``.bak`` too if it holds only an install's
-    output (:func:`_backup_of_install`; one that holds anything else is kept). One that cannot be deleted is left,
-    as it was before QA round 149-A F2: the settings are removed already."""
-    raw = _backup_of_install(path, command)
+def _remove_backup_of_install(backup: Path, command: str = DEFAULT_COMMAND) -> None:
+    """After uninstall deleted a file an install made, delete its backup ``backup`` (:func:`_backup_path`, found
+    before) too if it holds only an install's output (:func:`_backup_of_install`; one that holds anything else is
+    kept). One that cannot be deleted is left, as it was before QA round 149-A F2: the settings are removed already."""
+    raw = _backup_of_install(backup, command)
     if raw is not None:
-        backup = _backup_path(path)
         with contextlib.suppress(OSError):
             if backup.read_bytes() == raw:  # (not one another program wrote since)
                 backup.unlink()
+                _forget_backup(backup)
 
 
 def _remove(path: Path, old_raw: bytes | None, commit: bool = True) -> None:
@@ -1141,7 +1247,7 @@ def refuse_vault_folder(project_dir) -> None:
 
 
 def install_hook(project_dir: Path, command: str = DEFAULT_COMMAND, *, local: bool = False,
-                 replace: bool = True) -> Path:
+                 replace: bool = True, backups: list[Path] | None = None) -> Path:
     """Add dreamdb's ``UserPromptSubmit`` hook to a project's Claude Code settings.
 
     Idempotent: when a dreamdb prompt hook with exactly this command is
@@ -1160,6 +1266,9 @@ def install_hook(project_dir: Path, command: str = DEFAULT_COMMAND, *, local: bo
         replace: update a dreamdb hook with another command to ``command``; ``False`` leaves it, writing
             nothing (a shared ``settings.json`` may hold a teammate's command: ``dreamdb hook install``
             replaces it only when asked to, QA round 68 M3; :func:`dreamdb_hook_commands` tells which it is).
+        backups: a list that gets the file the settings file's previous version was kept in, if one was written
+            (``<name>.bak``; the next free name, ``<name>.bak.1`` …, where a file dreamdb did not write is there:
+            :func:`_backup_path`).
 
     Returns:
         The path of the settings file.
@@ -1176,7 +1285,7 @@ def install_hook(project_dir: Path, command: str = DEFAULT_COMMAND, *, local: bo
         WriteRefused: the file cannot be written (disk full, no permission…).
     """
     path = _checked_target(Path(project_dir), command, local)
-    return _retried(lambda: _install_once(path, command, replace))
+    return _retried(lambda: _install_once(path, command, replace, backups))
 
 
 def _checked_target(project_dir: Path, command: str, local: bool) -> Path:
@@ -1220,7 +1329,7 @@ def _checked_target(project_dir: Path, command: str, local: bool) -> Path:
     return path
 
 
-def _install_once(path: Path, command: str, replace: bool) -> Path:
+def _install_once(path: Path, command: str, replace: bool, backups: list[Path] | None = None) -> Path:
     """:func:`install_hook`'s read, change and write of the settings file ``path``."""
     data, old_raw = _load(path)
     groups = _event_list(data, path, create=True)
@@ -1247,7 +1356,9 @@ def _install_once(path: Path, command: str, replace: bool) -> Path:
         changed = True
     if changed:  # (a .bak kept over a file only an install wrote: QA round 149-A F2)
         _refuse_repeated_keys(path, old_raw)  # (its earlier values lost: QA round 150-C F2)
-        _write(path, data, old_raw, keep_backup=_keeps_backup(path, old_raw, command))
+        written = _write(path, data, old_raw, keep_backup=_keeps_backup(path, old_raw, command))
+        if written is not None and backups is not None:
+            backups.append(written)
     return path
 
 
@@ -1345,7 +1456,8 @@ def uninstall_hook(project_dir: Path, command: str = DEFAULT_COMMAND) -> bool:
     return bool(uninstall_hooks(project_dir, command))
 
 
-def uninstall_hooks(project_dir: Path, command: str = DEFAULT_COMMAND) -> list[Path]:
+def uninstall_hooks(project_dir: Path, command: str = DEFAULT_COMMAND, *,
+                    backups: list[Path] | None = None) -> list[Path]:
     """Remove dreamdb's ``UserPromptSubmit`` hook from a project's ``settings.json`` and ``settings.local.json``.
 
     Only hooks that run dreamdb's hook alone (:func:`runs_hook_alone`) are removed: one run among other shell
@@ -1353,7 +1465,8 @@ def uninstall_hooks(project_dir: Path, command: str = DEFAULT_COMMAND) -> list[P
     (:func:`dreamdb_hook_commands` still finds it). A group left
     with no hooks is removed, and so are ``UserPromptSubmit`` and ``hooks``
     if removing ours emptied them; everything else stays. The previous file
-    is saved to ``<name>.bak``; a file that held nothing but dreamdb's hook, as an install made it
+    is saved to ``<name>.bak`` (or the next free name, ``<name>.bak.1`` …, where a file dreamdb did not write is there:
+    :func:`_backup_path`); a file that held nothing but dreamdb's hook, as an install made it
     (:func:`_made_by_install`), is removed instead, with its ``.bak`` if that holds only an earlier install's file,
     so install then uninstall leaves the project as it was (a
     symlinked file, one the user had before, of which an install kept a ``.bak``, or one written or edited by hand,
@@ -1364,6 +1477,7 @@ def uninstall_hooks(project_dir: Path, command: str = DEFAULT_COMMAND) -> list[P
         project_dir: the project root.
         command: the command that was installed (other ``dreamdb hook
             user-prompt-submit`` commands are recognised too).
+        backups: a list that gets each file a settings file's previous version was kept in.
 
     Returns:
         The settings files a hook was removed from (empty if none was installed, or there is no
@@ -1390,7 +1504,7 @@ def uninstall_hooks(project_dir: Path, command: str = DEFAULT_COMMAND) -> list[P
         for path, data, old_raw in plans:
             if data is not None:
                 _refuse_repeated_keys(path, old_raw)  # (QA round 150-C F2: its earlier values lost)
-                _check_backup(path)
+                _check_backup(path, old_raw)
                 _check_writable_place(path)
         last = max((i for i, (_p, data, _r) in enumerate(plans) if data is not None), default=-1)
         removed = False
@@ -1402,12 +1516,15 @@ def uninstall_hooks(project_dir: Path, command: str = DEFAULT_COMMAND) -> list[P
                 # (it held our hook alone, and no earlier version of it was kept, or one an install wrote: an install
                 # made it, QA round 99-B F6, a "{}" file and a .bak were left; 149-A F2, after two installs; one the
                 # user had, of whose first edit a .bak was kept, is kept as "{}": QA round 101-A F8)
+                backup = _backup_path(path, old_raw)
                 _remove(path, old_raw, commit=i == last)
-                _remove_backup_of_install(path, command)
+                _remove_backup_of_install(backup, command)
                 done.append(path)
                 removed = True
             elif data is not None:
-                _write(path, data, old_raw, commit=i == last)
+                written = _write(path, data, old_raw, commit=i == last)
+                if written is not None and backups is not None:
+                    backups.append(written)
                 done.append(path)
         if removed:
             _remove_made_folder(record, folder)
@@ -1422,9 +1539,20 @@ def _without_our_hook(path: Path, command: str) -> tuple[dict | None, bytes | No
     data, old_raw = _load(path)
     if old_raw is None:
         return None, None
+    return (data, old_raw) if _drop_our_hooks(data, path, command) else (None, None)
+
+
+def _drop_our_hooks(data: dict, path: Path, command: str) -> bool:
+    """Remove from the settings ``data`` (of the file ``path``) the prompt hooks that run dreamdb's hook alone
+    (:func:`runs_hook_alone`), and the group, ``UserPromptSubmit`` and ``hooks`` that leaves empty; ``True`` if one was
+    removed.
+
+    Raises:
+        WriteRefused: ``hooks`` or ``hooks.UserPromptSubmit`` has an unexpected shape (:func:`_event_list`).
+    """
     groups = _event_list(data, path, create=False)
     if not groups:
-        return None, None
+        return False
     removed = False
     kept_groups: list[Any] = []
     for group in groups:
@@ -1438,11 +1566,11 @@ def _without_our_hook(path: Path, command: str) -> tuple[dict | None, bytes | No
                 group["hooks"] = kept
         kept_groups.append(group)
     if not removed:
-        return None, None
+        return False
     if kept_groups:
         data["hooks"][EVENT] = kept_groups
     else:
         del data["hooks"][EVENT]
         if not data["hooks"]:
             del data["hooks"]
-    return data, old_raw
+    return True

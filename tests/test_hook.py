@@ -462,7 +462,8 @@ def test_hook_install_uninstall_cli(tmp_path):
         {"type": "command", "command": "dreamdb hook user-prompt-submit"}]}]}}, indent=2) + "\n")  # install writes)
     gone = run("uninstall")
     assert gone.returncode == 0 and gone.stdout.splitlines() == [
-        f"Prompt hook removed from {proj / '.claude' / 'settings.json'}.",
+        f"Prompt hook removed from {proj / '.claude' / 'settings.json'}. The previous settings.json is kept in"
+        f" {proj / '.claude' / 'settings.json.bak'}.",
         f"Prompt hook removed from {local}; the file held nothing else, so it was deleted."]
     assert "UserPromptSubmit" not in json.loads((proj / ".claude" / "settings.json").read_text())["hooks"]
     assert not local.exists()  # (QA round 99-B F6: it was left as "{}")

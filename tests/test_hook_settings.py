@@ -597,13 +597,14 @@ def test_the_note_on_a_command_that_is_not_ours_names_the_file_written(tmp_path:
 @pytest.mark.parametrize("local, mode", [(True, 0o600), (False, 0o640)])
 def test_the_backup_has_the_settings_file_mode(tmp_path: Path, local: bool, mode: int):
     """QA round 59 M3: the .bak of a 0600 settings.local.json (tokens in "env") was written 0644, readable by all;
-    an older, wider .bak is replaced by one with the file's mode."""
+    an older, wider .bak is replaced by one with the file's mode (one of these settings: an earlier dreamdb's backup,
+    which it replaces; one it did not write is left, QA round 156-C F2)."""
     path = settings_path(tmp_path, local=local)
     path.parent.mkdir()
     path.write_text('{"env": {"API_TOKEN": "sekrit"}}\n')
     os.chmod(path, mode)
     backup = path.with_name(path.name + ".bak")
-    backup.write_text("old\n")
+    backup.write_text('{"env": {"API_TOKEN":  "sekrit"}}')
     os.chmod(backup, 0o644)
     old_umask = os.umask(0)  # the laxest umask: the mode must come from the file, not from it
     try:
@@ -667,34 +668,106 @@ def test_install_refuses_control_bidi_and_invisible_characters_in_the_command(tm
 
 
 @pytest.mark.parametrize("action", ["install", "uninstall"])
-def test_a_backup_path_that_is_a_folder_is_refused_before_anything_is_written(tmp_path: Path, action: str):
+def test_a_backup_path_that_is_a_folder_is_passed_over_for_the_next_name(tmp_path: Path, action: str):
     """QA round 60 M3: with settings.json.bak a folder, install and uninstall rewrote settings.json, then failed to
     rename the backup, said "Cannot write …settings.json: it is a folder…; nothing was changed" (exit 6, false) and
-    left a .settings.json.bak.dreamdb-XXXX.tmp at each run. Now refused first, naming the .bak, nothing written."""
+    left a .settings.json.bak.dreamdb-XXXX.tmp at each run; it was then refused first. A .bak dreamdb did not write
+    is never replaced (QA round 156-C F2): the backup goes to settings.json.bak.1, the folder left as it is."""
     path = _write(tmp_path, EXISTING)
     if action == "uninstall":
         install_hook(tmp_path)
         path.with_name("settings.json.bak").unlink()
     path.with_name("settings.json.bak").mkdir()
     before = path.read_bytes()
-    with pytest.raises(WriteRefused, match=r"settings\.json\.bak is a folder.*nothing was changed") as info:
-        (install_hook if action == "install" else uninstall_hook)(tmp_path)
-    assert info.value.exit_code == 6 and "settings.json.bak" in info.value.hint and "Move" in info.value.hint
-    assert path.read_bytes() == before
-    assert sorted(p.name for p in path.parent.iterdir()) == ["settings.json", "settings.json.bak"]  # no *.tmp
+    backups: list[Path] = []
+    if action == "install":
+        install_hook(tmp_path, backups=backups)
+    else:
+        uninstall_hooks(tmp_path, backups=backups)
+    assert backups == [path.with_name("settings.json.bak.1")] and backups[0].read_bytes() == before
+    assert sorted(p.name for p in path.parent.iterdir()) == ["settings.json", "settings.json.bak",
+                                                             "settings.json.bak.1"]  # no *.tmp
     assert list(path.with_name("settings.json.bak").iterdir()) == []
 
 
+def _take_every_backup_name(path: Path) -> None:
+    """Make a folder at each name a backup of ``path`` may take (settings.json.bak, .bak.1 … .bak.99)."""
+    from dreamdb.hook_settings import MAX_BACKUP_NAMES
+
+    path.with_name(path.name + ".bak").mkdir()
+    for n in range(1, MAX_BACKUP_NAMES):
+        path.with_name(f"{path.name}.bak.{n}").mkdir()
+
+
 def test_uninstall_checks_both_backups_before_writing_either(tmp_path: Path):
-    """QA round 60 M3: a settings.local.json.bak folder refuses the uninstall before settings.json is written."""
+    """QA round 60 M3: a settings.local.json whose backup cannot be written refuses the uninstall before settings.json
+    is written (a .bak folder, then; now every name a backup may take, QA round 156-C F2)."""
     shared = install_hook(tmp_path)
     local = install_hook(tmp_path, local=True)
-    local.with_name("settings.local.json.bak").mkdir()
+    _write(tmp_path, {**json.loads(shared.read_text()), "model": "x"})  # (a file the user had: rewritten, not deleted)
+    local.write_text(json.dumps({**json.loads(local.read_text()), "model": "x"}))
+    _take_every_backup_name(local)
     before = shared.read_bytes(), local.read_bytes()
-    with pytest.raises(WriteRefused, match=r"settings\.local\.json\.bak is a folder"):
+    with pytest.raises(WriteRefused, match=r"settings\.local\.json\.bak and 99 more names after it .* are taken by"
+                                           r" files dreamdb did not write.*nothing was changed") as info:
         uninstall_hook(tmp_path)
+    assert info.value.exit_code == 6 and "settings.local.json.bak.*" in info.value.hint
     assert (shared.read_bytes(), local.read_bytes()) == before
     assert not any(p.name.endswith(".tmp") for p in shared.parent.iterdir())
+
+
+def test_a_backup_the_user_had_is_never_replaced(tmp_path: Path):
+    """QA round 156-C F2: with a settings.json.bak of the user's own (MY OLD BACKUP), ``hook install`` replaced it by
+    the settings' previous version, and its output named no backup. A .bak dreamdb did not write (recorded in the user
+    cache by its bytes' sha256), that is not the file's settings but for dreamdb's hook either, is left as it is: the
+    backup goes to the next free name, settings.json.bak.1, which later installs and uninstalls reuse; the output
+    says where it went. A .bak that holds the file's settings but for dreamdb's hook (an earlier dreamdb's, unrecorded)
+    is replaced as before."""
+    import subprocess
+    import sys
+
+    from dreamdb import hook_settings
+    from dreamdb.config import cache_root
+
+    path = _write(tmp_path, '{"x": 1}\n')
+    mine, first = path.with_name("settings.json.bak"), path.with_name("settings.json.bak.1")
+    mine.write_text("MY OLD BACKUP\n")
+
+    def hook(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "dreamdb", "hook", *args, "--project", str(tmp_path),
+                               *(["--command", DEFAULT_COMMAND] if args[0] == "install" else [])],
+                              capture_output=True, text=True, timeout=120)
+
+    kept = f"The previous settings.json is kept in {first} (settings.json.bak, which dreamdb did not write, is left as it is)."
+    ran = hook("install")
+    assert ran.returncode == 0 and ran.stdout == (f"Prompt hook installed in {path}: {DEFAULT_COMMAND}\n{kept}\n"), ran
+    assert mine.read_text() == "MY OLD BACKUP\n" and first.read_text() == '{"x": 1}\n'
+    with_hook = path.read_text()
+    ran = hook("uninstall", "--json")
+    assert ran.returncode == 0 and json.loads(ran.stdout)["backups"] == [str(first)], ran
+    assert first.read_text() == with_hook and mine.read_text() == "MY OLD BACKUP\n"
+    path.write_text('{"x": 2}\n')  # (the settings changed since: dreamdb's own .bak.1, recorded, is replaced all the same)
+    ran = hook("install", "--json")
+    assert ran.returncode == 0 and json.loads(ran.stdout)["backup"] == str(first), ran
+    assert first.read_text() == '{"x": 2}\n' and not path.with_name("settings.json.bak.2").exists()
+    shutil.rmtree(cache_root() / hook_settings.BACKUPS)  # (no record: .bak.1 holds the settings but for dreamdb's hook, so is replaced)
+    ran = hook("uninstall")
+    assert ran.returncode == 0 and ran.stdout == f"Prompt hook removed from {path}. {kept}\n", ran
+    assert json.loads(first.read_text())["hooks"] and mine.read_text() == "MY OLD BACKUP\n"
+    # a .bak of other settings, JSON or not, is the user's; one of these settings (an earlier dreamdb's) is replaced
+    for leftover in (first, mine):
+        leftover.unlink()
+    for theirs, where in (('{"x": 1}\n', first), ("{\n  \"x\": 2\n}\n", mine)):
+        path.write_text('{"x": 2}\n')
+        mine.write_text(theirs)
+        ran = hook("install")
+        assert ran.returncode == 0 and ran.stdout.endswith(f"The previous settings.json is kept in {where}"
+                                                           + (".\n" if where == mine else " (settings.json.bak, which"
+                                                              " dreamdb did not write, is left as it is).\n")), ran
+        assert (mine.read_text() == theirs) == (where != mine) and where.read_text() == '{"x": 2}\n'
+        hook("uninstall")
+        for leftover in (first, mine):
+            leftover.unlink(missing_ok=True)
 
 
 HAND_WRITTEN = '{"model":"x","hooks":{"UserPromptSubmit":[{"hooks":[{"type":"command","command":"%s"}]}]}}' \
@@ -1089,9 +1162,11 @@ def test_the_trial_run_is_stopped_with_install_and_made_once(tmp_path: Path):
     assert install(f"{sys.executable} -m dreamdb hook user-prompt-submit", "--local").returncode == 0
     assert install(str(script)).returncode == 0 and log.read_text() == "run\n"  # (stopped by the other file's hook)
     settings_path(tmp_path, local=True).unlink()
-    (tmp_path / ".claude" / "settings.json.bak").mkdir(parents=True, exist_ok=True)
+    _write(tmp_path, {"model": "x"})  # (a file to keep, whose backup has no name left: refused before the trial)
+    _take_every_backup_name(settings_path(tmp_path))
     assert install(str(script)).returncode == 6 and log.read_text() == "run\n"
-    (tmp_path / ".claude" / "settings.json.bak").rmdir()
+    for taken in (tmp_path / ".claude").glob("settings.json.bak*"):
+        taken.rmdir()
     # a daemon of another session holding stderr: install returns, its shell done
     ran = install("setsid sleep 41.5 & true")
     assert ran.returncode == 0, ran.stderr
@@ -1613,7 +1688,8 @@ def test_a_hand_written_dreamdb_hook_gets_no_second_one_and_uninstall_says_what_
     left = [h["command"] for g in json.loads(path.read_text()).get("hooks", {}).get("UserPromptSubmit", [])
             for h in g["hooks"]]
     if alone:
-        assert left == [] and ran.stdout == f"Prompt hook removed from {path}.\n" and not ran.stderr
+        assert left == [] and not ran.stderr and ran.stdout == (f"Prompt hook removed from {path}. The previous"
+                                                                 f" settings.json is kept in {path}.bak.\n")
     else:
         assert left == [command] and path.read_bytes() == before
         assert ran.stdout == "No prompt hook was removed.\n"

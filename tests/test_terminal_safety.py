@@ -970,8 +970,9 @@ def test_hook_install_and_uninstall_show_the_project_and_a_kept_command_on_their
     settings.write_text(json.dumps({"hooks": {"UserPromptSubmit": hooks}}))
     p = run_main("hook", "install", "--project", str(settings.parent.parent), "--absolute")
     lines = _one_line_each(p.stdout)
-    assert p.returncode == 0 and len(lines) == 1 and lines[0].startswith("Prompt hook updated in "), lines
+    assert p.returncode == 0 and len(lines) == 2 and lines[0].startswith("Prompt hook updated in "), lines
     assert "kept␛[2J/.claude/settings.json: dreamdb hook user-prompt-submit 2>/dev/null → " in lines[0], lines
+    assert lines[1] == f"The previous settings.json is kept in {tmp_path}/kept␛[2J/.claude/settings.json.bak.", lines
 
 
 @pytest.mark.skipif(not sqlite_connect.CAN_LOAD_EXTENSIONS, reason="the SQLite driver cannot load sqlite-vec")

@@ -76,6 +76,9 @@ def _shown_whole(project: Path) -> Path:
 def install(project, command, absolute, local, as_json):
     """Add the prompt hook to PROJECT/.claude/settings.json (merges, keeps a .bak, idempotent).
 
+    The previous settings go to settings.json.bak, or to the next free name
+    (settings.json.bak.1 …) where a .bak dreamdb did not write is there.
+
     Claude Code runs the command for every prompt, outside your shell's
     virtualenv: a dreamdb installed in a virtualenv is therefore written by
     its absolute path (.claude/settings.json is often shared: teammates with
@@ -149,7 +152,8 @@ def install(project, command, absolute, local, as_json):
             return
         before = target.read_bytes() if target.is_file() and target.stat().st_size <= MAX_SETTINGS_BYTES else None
         made = not os.path.lexists(target)
-        path = install_hook(project, command, local=local)
+        backups: list[Path] = []
+        path = install_hook(project, command, local=local, backups=backups)
         changed = before is None or path.read_bytes() != before
 
     if given and not is_dreamdb_hook(command):
@@ -209,13 +213,27 @@ def install(project, command, absolute, local, as_json):
     shown = output.visible_id  # (on its line: a folder named with ESC ]0; and a newline, QA round 139-D F1)
     if as_json:
         quickcli.json_reported(output.to_json({"installed": True, "changed": changed, "settings": str(path), "command": command,
-                                   **({"replaced": replaced[0]} if replaced else {})}))
-    elif replaced:
+                                   **({"replaced": replaced[0]} if replaced else {}),
+                                   **({"backup": str(backups[0])} if backups else {})}))
+        return
+    if replaced:
         click.echo(f"Prompt hook updated in {shown(path)}: {shown(replaced[0])} → {shown(command)}")
     elif changed:
         click.echo(f"Prompt hook installed in {shown(path)}: {shown(command)}")
     else:
         click.echo(f"Prompt hook already installed in {shown(path)}: {shown(command)}")
+    if backups:  # (where the previous file went: QA round 156-C F2, a .bak the user had was replaced without a word)
+        click.echo(_backup_line(path, backups[0]))
+
+
+def _backup_line(path: Path, backup: Path) -> str:
+    """The line that says where the previous version of the settings file ``path`` was kept (``backup``), and that the
+    ``.bak`` passed over (a file dreamdb did not write) is left as it is."""
+    from dreamdb import output
+
+    passed = path.with_name(path.name + ".bak")
+    over = "" if backup == passed else f" ({output.visible_id(passed.name)}, which dreamdb did not write, is left as it is)"
+    return f"The previous {output.visible_id(path.name)} is kept in {output.visible_id(backup)}{over}."
 
 
 _AMONG_OTHERS = "dreamdb hook uninstall leaves a hook that runs other commands too: removing it would remove them"
@@ -509,7 +527,8 @@ def _hook_command(default: str, absolute: bool = False) -> str:
 @json_option
 def uninstall(project, as_json):
     """Remove dreamdb's prompt hook from PROJECT/.claude/settings.json and settings.local.json
-    (other hooks untouched; the previous file kept as <name>.bak). A settings file that held
+    (other hooks untouched; the previous file kept as <name>.bak, or <name>.bak.1 … where a .bak
+    dreamdb did not write is there). A settings file that held
     nothing but the hook, as an install wrote it, is deleted, with a .bak that holds only an
     install's file too (one written or edited by hand is kept, as {}).
 
@@ -524,19 +543,24 @@ def uninstall(project, as_json):
     project = _shown_whole(project)
     if not any(dreamdb_hook_commands(settings_path(project, local)) for local in (False, True)):  # (one an earlier
         project = _outside_vault(project)  # version installed into the vault is removed from there: QA round 139-C F1)
-    paths = uninstall_hooks(project)
+    backups: list[Path] = []
+    paths = uninstall_hooks(project, backups=backups)
     deleted = [p for p in paths if not os.path.lexists(p)]  # (a file that held the hook alone)
+    kept = {p: b for p in paths for b in backups  # (each settings file's backup, beside it: settings.json.bak…)
+            if b.parent == p.parent and (b.name == f"{p.name}.bak" or b.name.startswith(f"{p.name}.bak."))}
     # (the hooks that run other commands too, left: QA round 139-D F5, "Prompt hook removed" was said with one left)
     left = [(p, c) for p in (settings_path(project), settings_path(project, local=True))
             for c in dreamdb_hook_commands(p)]
     if as_json:
         quickcli.json_reported(output.to_json({"removed": bool(paths), "settings": [str(p) for p in paths],
                                                "deleted": [str(p) for p in deleted],
+                                               **({"backups": [str(b) for b in backups]} if backups else {}),
                                                **({"left": [{"settings": str(p), "command": c} for p, c in left]}
                                                   if left else {})}))
     elif paths:
         click.echo("\n".join(f"Prompt hook removed from {output.visible_id(p)}"  # (QA round 139-D F1)
                              + ("; the file held nothing else, so it was deleted." if p in deleted else ".")
+                             + (f" {_backup_line(p, kept[p])}" if p in kept else "")  # (QA round 156-C F2)
                              for p in paths))
     elif not left:
         click.echo("No dreamdb prompt hook was installed.")
