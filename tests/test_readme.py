@@ -154,3 +154,35 @@ def test_the_embedding_time_the_help_gives_is_the_readmes_measured_one():
     dedup = " ".join(runner.invoke(cli, ["embed", "dedup", "--help"]).output.split())
     assert f"take about {minutes} minutes on 2 cores" in refresh, refresh
     assert f"the real vault ≈ {minutes} min on 2 cores" in dedup, dedup
+
+
+def test_the_files_kept_beside_an_index_put_elsewhere_are_all_named(tmp_path):
+    """QA round 156-D F2: the README's list of the files to ignore beside a ``DREAMDB_INDEX`` index (``file.db*``,
+    ``sync.clock``) missed ``embed.lock``, which ``status`` makes there, and ``embed dedup``'s log. Every file the
+    commands make beside it, and every name dreamdb gives a file there, is matched by one of the list's names."""
+    import fnmatch
+    import os
+    import subprocess
+    import sys
+
+    from dreamdb import dedup
+    from dreamdb.embeddings.store import LOCK_FILE_NAME
+    from dreamdb.store.sync import CLOCK_FILE_NAME
+
+    bullet = _section("#### Where the index lives").split("- **Anywhere else.**")[1].split("\n- ")[0]
+    listed = bullet.split("the files dreamdb keeps beside it:")[1].split("`dreamdb status` shows")[0]
+    patterns = [p for p in re.findall(r"`([^`]+)`", listed) if not p.startswith((".", "-"))]
+    vault = tmp_path / "v" / "_dream_context"
+    (vault / "knowledge").mkdir(parents=True)
+    (vault / "knowledge" / "a.md").write_text("---\ntitle: A\n---\nalpha\n", encoding="utf-8")
+    index = tmp_path / "idx" / "file.db"
+    env = {**os.environ, "DREAMDB_INDEX": str(index)}
+    for command in (["status"], ["sync"], ["recall", "alpha"]):
+        r = subprocess.run([sys.executable, "-m", "dreamdb", *command, "--vault", str(vault)], capture_output=True,
+                           text=True, env=env, timeout=120)
+        assert r.returncode == 0, r.stderr
+    made = {p.name for p in index.parent.iterdir()} - {".gitignore"}  # (a folder dreamdb made has its own)
+    assert {"file.db", LOCK_FILE_NAME, CLOCK_FILE_NAME} <= made, made
+    named = made | {f"{index.name}{s}" for s in ("-wal", "-shm", "-journal", ".trusted", ".rebuild.lock", ".build.log")} \
+        | {dedup.LOG_FILE_NAME, dedup.LOG_FILE_NAME + ".1"}
+    assert not [n for n in sorted(named) if not any(fnmatch.fnmatchcase(n, p) for p in patterns)], patterns
