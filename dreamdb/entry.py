@@ -325,7 +325,8 @@ def hoist_options(args: list[str]) -> list[str]:
     if " ".join(args[i:path_end]) not in NO_JSON_COMMANDS or "-h" in args[path_end:] or "--help" in args[path_end:]:
         # (the help of a command that takes no --json: as without it, where it said "No such option '--json'", QA
         # round 139-D F9; ``hook user-prompt-submit`` ignores an option it does not take)
-        moved, json_flags = [*moved, *json_flags[:1]], []
+        # (each once: --json given twice is one; a --json=VALUE kept, for the command to refuse, QA round 156-D F4)
+        moved, json_flags = [*moved, *dict.fromkeys(json_flags)], []
     if not moved:
         return args
     return [*json_flags, *args[i:path_end], *moved, *args[path_end:]]
@@ -353,7 +354,9 @@ def _group_alone(args: list[str]) -> str | None:
 
 def _leading_options(args: list[str]) -> tuple[list[str], list[str], int]:
     """``(--vault options, --json flags, index of the first other argument)`` at the start of ``args``; a
-    ``--vault`` without its path is taken as one, and the index is then ``len(args)``."""
+    ``--vault`` without its path is taken as one, and the index is then ``len(args)``. ``--json=VALUE`` is a --json
+    flag too, moved as it is, so that the command's own parsing refuses it ("Option '--json' does not take a value."),
+    where the program's said "No such option '--json'" (QA round 156-D F4)."""
     moved, json_flags, i = [], [], 0
     while i < len(args):
         if args[i] == "--vault":
@@ -362,7 +365,7 @@ def _leading_options(args: list[str]) -> tuple[list[str], list[str], int]:
         elif args[i].startswith("--vault="):
             moved.append(args[i])
             i += 1
-        elif args[i] == "--json":
+        elif args[i] == "--json" or args[i].startswith("--json="):
             json_flags.append(args[i])
             i += 1
         else:
@@ -506,6 +509,10 @@ def _main(args: list[str]) -> int:
         note_ignored_arguments([a for a in args if a not in ("hook", "user-prompt-submit")])
         return run_stdin()
     args = hoist_options(args)
+    if any(a.startswith("--json=") for a in _before_command(args)):  # (no command took it: dreamdb --json=1, or
+        # --json=1 --version; as a command says it, where the program's "No such option '--json'" was said, QA round
+        # 156-D F4)
+        return quickcli.print_error("Option '--json' does not take a value.", None, 2)
     if args and _only_leading_options(args):  # (QA round 72-A: "No such option '--vault'", though --help allows it)
         return quickcli.print_error(
             "Missing command: --vault PATH and --json go with a command.",

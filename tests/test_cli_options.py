@@ -692,6 +692,27 @@ def test_json_before_the_command_is_that_commands_json(tmp_path, capsys):
     assert hoist_options(["--json", "--help"]) == ["--help"]  # (QA round 135-A F6: "No such option '--json'")
 
 
+@pytest.mark.parametrize("args", [
+    ["--json=1", "status"], ["--json=yes", "status"], ["--json=", "status"], ["--json=1", "embed", "status"],
+    ["embed", "--json=1", "status"], ["--vault", "v", "--json=1", "status"], ["--json=1", "--vault", "v", "recall", "x"],
+    ["--json", "--json=1", "status"], ["--json=1", "--json", "sql", "SELECT 1"], ["--json=1"], ["--json=1", "--version"],
+    ["--version", "--json=1"], ["status", "--json=1"],
+])
+def test_json_with_a_value_before_the_command_is_refused_as_after_it(args, capsys):
+    """QA round 156-D F4: ``dreamdb --json=1 status`` said "No such option '--json'. Did you mean '--version'?", where
+    ``status --json=1`` says "Option '--json' does not take a value." (exit 2): a ``--json=VALUE`` before the command
+    goes with it as ``--json`` does, and one no command takes is refused alike."""
+    from dreamdb.entry import hoist_options, main
+
+    assert main(args) == 2
+    out, err = capsys.readouterr()
+    assert err.splitlines()[-1] == "Error: Option '--json' does not take a value.", err
+    assert "No such option" not in err and not out.strip() or json.loads(out)["error"]["message"] == (
+        "Option '--json' does not take a value."), (out, err)
+    assert hoist_options(["--json=1", "status"]) == ["status", "--json=1"]
+    assert hoist_options(["--json", "--json=1", "--json", "status"]) == ["status", "--json", "--json=1"]
+
+
 @pytest.mark.parametrize("args, says", [
     (["--json", "embed", "bogus"], "No such command 'bogus'."),
     (["--json", "model", "stats"], "No such command 'stats'. Did you mean 'status'?"),
