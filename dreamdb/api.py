@@ -3796,7 +3796,8 @@ class Index:
             # while a note stamped 2026-08-17T23:00Z is in both, and each alone listed it.)
             if (since_d is not None and until_d is not None and since_d > until_d
                     and (since_d if since_at is None else since_at) > (until_d if until_at is None else until_at)):
-                raise UsageError(f"since (--since {since}) is after until (--until {until}): the window is empty.")
+                raise UsageError(f"since (--since {since}) is after until (--until {until}): the window is empty.",
+                                 hint="Give a since (--since) before the until (--until), or leave one out.")
         return Filters(types=types_l, exclude_types=exclude_l, tags=_tags(tags),
                        statuses=_split(status, "status"), min_level=level, since_days=since_d, until_days=until_d,
                        include_expired=include_expired, since_at_days=since_at, until_at_days=until_at)

@@ -277,11 +277,14 @@ def check_thresholds(*, merge: float, margin: float, review: float) -> tuple[flo
     """
     from numbers import Real
 
-    for name, v in (("merge", merge), ("margin", margin), ("review", review)):
+    for name, v, default in (("merge", merge, MERGE_THRESHOLD), ("margin", margin, MARGIN),
+                             ("review", review, REVIEW_THRESHOLD)):
+        hint = (f"Give --{name} a number between {'0 and 2' if name == 'margin' else '-1 and 1'} (the default is"
+                f" {default}).")  # (QA round 156-D F3: none)
         if isinstance(v, bool) or not isinstance(v, Real):
-            raise UsageError(f"--{name} must be a number, got {v!r}; no comparison was made.")
+            raise UsageError(f"--{name} must be a number, got {v!r}; no comparison was made.", hint=hint)
         if v != v:  # NaN: every comparison with it is false
-            raise UsageError(f"--{name} must be a number, got nan; no comparison was made.")
+            raise UsageError(f"--{name} must be a number, got nan; no comparison was made.", hint=hint)
     for name, v, default in (("merge", merge, MERGE_THRESHOLD), ("review", review, REVIEW_THRESHOLD)):
         if not -1.0 <= v <= 1.0:
             raise UsageError(f"--{name} is a cosine similarity threshold: it must be between -1 and 1, got {v:g};"

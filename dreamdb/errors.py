@@ -11,6 +11,9 @@ never a traceback.
 from __future__ import annotations
 
 import errno as _errno
+from collections.abc import Iterator as _Iterator
+from contextlib import contextmanager as _contextmanager
+from contextvars import ContextVar as _ContextVar
 
 OPEN_FILES_HINT = "Raise the open-file limit (ulimit -n 256), then run the command again."
 """The hint of every error caused by this process's open-file limit (EMFILE): the machine's state, no damage."""
@@ -35,6 +38,29 @@ def open_files_reason(exc: OSError) -> str:
 
 MEMORY_HINT = "Free memory, or raise this process's memory limit (ulimit -v), then run it again."
 """The hint of every error caused by a memory limit (MemoryError, a library that cannot be mapped)."""
+
+
+_PARAM_NAMES: _ContextVar[dict[str, str]] = _ContextVar("dreamdb_param_names", default={})
+"""The command-line options a running command gave the library's parameters by (:func:`naming_params`)."""
+
+
+def param_name(name: str) -> str:
+    """How an error names the library parameter ``name``: the command-line option that gave it while a command runs
+    (:func:`naming_params`: ``--type`` for ``remember``'s ``type``), else ``name`` itself (a Python caller's)."""
+    return _PARAM_NAMES.get().get(name, name)
+
+
+@_contextmanager
+def naming_params(**names: str) -> _Iterator[None]:
+    """Within the block, the library's errors name its parameters by the given command-line options
+    (``naming_params(type="--type")``: "--type must be a non-empty string."), where they named the parameter, which
+    no option of the command is called (QA round 156-D F3: ``remember --type ''`` said "type must be …"). In this
+    thread (or task) only."""
+    token = _PARAM_NAMES.set({**_PARAM_NAMES.get(), **names})
+    try:
+        yield
+    finally:
+        _PARAM_NAMES.reset(token)
 
 
 class DreamdbError(Exception):

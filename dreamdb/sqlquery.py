@@ -227,9 +227,11 @@ def run_readonly(index_path: Path, query: str, *, max_rows: int = DEFAULT_MAX_RO
         KeyboardInterrupt: Ctrl-C (SIGINT) while it ran.
     """
     if max_rows < 0:
-        raise UsageError(f"--max-rows must be 0 (no limit) or more, not {max_rows}.")
-    if not timeout_s >= 0:
-        raise UsageError(f"--timeout must be 0 (no limit) or more seconds, not {timeout_s}.")
+        raise UsageError(f"--max-rows must be 0 (no limit) or more, not {max_rows}.",
+                         hint="Give --max-rows the most rows to print, e.g. 100, or 0 for all.")
+    if not timeout_s >= 0:  # (nan too: QA round 156-D F3, no hint)
+        raise UsageError(f"--timeout must be 0 (no limit) or more seconds, not {timeout_s}.",
+                         hint="Give --timeout the seconds the query may run, e.g. 30, or 0 for no limit.")
     query = single_statement(query)
     # a lock is waited for up to the time limit when it is shorter (QA round 118-B F7: --timeout 1 waited 10 s)
     busy_ms = max(1, int(timeout_s * 1000)) if timeout_s and timeout_s * 1000 < db.BUSY_TIMEOUT_MS \
@@ -308,7 +310,8 @@ def run_readonly(index_path: Path, query: str, *, max_rows: int = DEFAULT_MAX_RO
                 raise _explain_error(exc, query, denied, stored_checked=damaged is not None,
                                      damaged_elsewhere=elsewhere or []) from None
             except (ValueError, Warning, db.sqlite3.Error) as exc:  # e.g. "You can only execute one statement at a time."
-                raise UsageError(f"SQL error: {exc}") from None
+                raise UsageError(f"SQL error: {exc}", hint="Give one SQL statement that reads the index (SELECT …;"
+                                                          " PRAGMA table_info(documents) lists a table's columns).") from None
         if interrupted:  # (Ctrl-C after the last step: the result is not printed, as for one mid-query)
             raise KeyboardInterrupt
         return SqlResult(columns, rows, cut_by is not None, cut_by, notes)
@@ -518,7 +521,10 @@ def _explain_error(exc: BaseException, query: str, denied: list[str], *, stored_
         # (QA round 143-G F2: "sqlite-vec is already loaded" was said where the driver cannot load it)
         return UsageError("Loading extensions is refused: dreamdb sql only reads the index"
                           + (" (sqlite-vec is already loaded)." if db.CAN_LOAD_EXTENSIONS else
-                             f"; sqlite-vec, its only extension, cannot be loaded by this SQLite driver ({db.DRIVER_NAME})."))
+                             f"; sqlite-vec, its only extension, cannot be loaded by this SQLite driver ({db.DRIVER_NAME})."),
+                          hint="Leave load_extension() out of the query: "  # (QA round 156-D F3: none)
+                               + ("sqlite-vec's functions (vec_distance_cosine…) work as they are."
+                                  if db.CAN_LOAD_EXTENSIONS else "query the index's other tables as they are."))
     if not_authorized or code == db.SQLITE_READONLY or (code is None and msg.startswith(_READONLY_MESSAGE)):
         if head == "PRAGMA":
             return UsageError("This PRAGMA would change the index: refused (dreamdb sql only reads it).",

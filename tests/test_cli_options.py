@@ -1466,3 +1466,43 @@ def test_a_click_without_the_parser_tables_the_repeat_check_reads_parses_as_clic
     refuse_repeats(bare)
     res = CliRunner().invoke(bare, ["--top", "1", "--top", "2"])
     assert res.exit_code == 0 and res.output == "top=2\n", res.output
+
+
+def test_a_commands_own_refusals_have_a_hint_and_name_its_options(tmp_path, capsys, monkeypatch):
+    """QA round 156-D F3: errors from the commands' own checks had "hint": null (docs/json.md: null only for an
+    option parsing's usage errors), and the library's checks named its parameters, not the command's options
+    (``remember --type ''``: "type must be a non-empty string.", ``model download --timeout nan``: "timeout must be
+    …"). Each has a hint now, and names the option (:func:`dreamdb.errors.naming_params`)."""
+    from dreamdb.entry import main
+
+    vault = tmp_path / "_dream_context"
+    (vault / "knowledge").mkdir(parents=True)
+    (vault / "knowledge" / "x.md").write_text("---\ntitle: X\n---\nbody\n", encoding="utf-8")
+    (tmp_path / "F").write_text("text\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    v = ["--vault", str(vault)]
+    for args, message in (
+            (["update", "x", "--content", "a", "--append", "b", *v], "Give either --content (replace the body) or"
+                                                                     " --append, not both; nothing was changed."),
+            (["update", "x", "--content-file", "F", "--append", "b", *v], "Give either --content-file"),
+            (["embed", "dedup", "--title", "a", "--file", "F", "--stdin", *v], "Give the content with --file or"
+                                                                               " --stdin, not both."),
+            (["hook", "install", "--project", str(tmp_path), "--command", "x", "--absolute"],
+             "Give --command or --absolute, not both."),
+            (["remember", "--type", "", "hi", *v], "--type must be a non-empty string."),
+            (["remember", "--author", "", "hi", *v], "--author must be a non-empty string."),
+            (["remember", "--scope", "a\tb", "hi", *v], "--scope must be one line of text"),
+            (["remember", "--type", "x" * 100, "hi", *v], "--type is 100 characters long"),
+            (["update", "x", "--status", "a\nb", *v], "--status must be one line."),
+            (["update", "x", "--append", " ", *v], "Nothing to append."),
+            (["embed", "dedup", "--title", "a", "--review", "nan", *v], "--review must be a number, got nan"),
+            (["sql", "--timeout", "nan", "SELECT 1", *v], "--timeout must be 0 (no limit) or more seconds, not nan."),
+            (["sql", "SELECT load_extension('x')", *v], "Loading extensions is refused"),
+            (["model", "download", "--timeout", "nan", "--dest", str(tmp_path / "m")],
+             "--timeout must be a positive number of seconds, got nan"),
+    ):
+        assert main([*args, "--json"]) == 2, args
+        error = json.loads(capsys.readouterr().out)["error"]
+        assert error["message"].startswith(message) and error["hint"], (args, error)
+        assert not re.match(r"(type|author|scope|status|timeout|content|append) ", error["message"]), error
+    assert not (vault / "core").exists()  # (nothing remembered)

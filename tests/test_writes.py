@@ -1354,7 +1354,7 @@ def test_python_arguments_of_the_wrong_type_are_refused_before_any_write(vault: 
     assert path.read_text().endswith("more\n")
     # QA round 150-B C2: description=5 was told "a non-empty string" (the empty one removes the key); a list of tags
     # with one bad item was quoted whole
-    with pytest.raises(UsageError, match=r"^description must be a string, got int \(5\)\.$"):
+    with pytest.raises(UsageError, match=r"^description must be a string, got int \(5\)\.\nGive description as text"):
         update(vault, "typed", description=5)
     with pytest.raises(UsageError, match=r"^tags must be strings or numbers: item 1 of the list is bool True;"):
         update(vault, "typed", tags=["a", True])
@@ -4149,7 +4149,8 @@ def test_refusals_say_how_to_go_on(tiny_vault):
         assert exc.value.hint == "Give the text as an argument, with --file FILE, or - to read it from standard input."
     with pytest.raises(UsageError) as exc:
         remember(tiny_vault, "x", type=" ")
-    assert exc.value.hint is None  # (the hint is the entry text's: another field's empty value gets none)
+    # (the hint is the entry text's: another field's empty value gets its own, QA round 156-D F3, none before)
+    assert exc.value.hint == "Give type some text, not an empty or blank value."
 
 
 def test_a_write_asks_an_index_another_program_holds_once(tiny_vault, monkeypatch):

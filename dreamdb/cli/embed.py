@@ -413,7 +413,8 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
     # comparison with it is false), and --merge below --review is no range's business (QA round 54 L9)
     check_thresholds(merge=merge, margin=margin, review=review)
     if file_ and from_stdin:
-        raise UsageError("Give the content with --file or --stdin, not both.")
+        raise UsageError("Give the content with --file or --stdin, not both.",
+                         hint="Give --file FILE, or pipe the text in with --stdin (--file - reads standard input too).")
     stdin_option = "--stdin"
     if file_ == "-":  # (--file - reads standard input, as remember's --file - and update's --content-file - do: QA
         file_, from_stdin, stdin_option = None, True, "--file -"  # round 152-F F2, "No file at - (--file)", exit 7)
@@ -444,7 +445,8 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
                     raise UsageError(f"{file_} is a device with nothing to read, not a file.",
                                      hint="Pass the markdown draft of the note.")
         except OSError as exc:
-            raise UsageError(f"Cannot read {file_}: {exc.strerror or exc}") from None
+            raise UsageError(f"Cannot read {file_}: {exc.strerror or exc}",
+                             hint="Give --file a file you can read, or pipe the text in with --stdin.") from None
     else:
         stdin = sys.stdin
         if stdin is None:  # started with standard input closed: nothing to read (QA round 114-B F2: exit 70)

@@ -103,7 +103,9 @@ def install(project, command, absolute, local, as_json):
     if command and absolute:
         from dreamdb.errors import UsageError
 
-        raise UsageError("Give --command or --absolute, not both.")
+        raise UsageError("Give --command or --absolute, not both.",
+                         hint="--absolute installs this dreamdb's absolute path; --command CMD installs CMD as it is"
+                              " written (put the absolute path in it yourself).")
     given = command is not None
     command = command if given else _hook_command(DEFAULT_COMMAND, absolute)  # "" is refused below
     target, other = settings_path(project, local), settings_path(project, not local)

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from dreamdb.cli.options import ExistingPath, NonEmptyPath, Number, SuggestingGroup, json_option, say, sigterm_as_interrupt
+from dreamdb.errors import naming_params
 from dreamdb.output import ProgressBar
 
 _DEST_HELP = "Model directory to write (default: $DREAMDB_MODEL_DIR, else the user data dir)."
@@ -212,7 +213,8 @@ def download_cmd(base_url, dest, timeout, as_json):
     bar = ProgressBar(not as_json)  # one bar per file, on stderr
     try:
         with sigterm_as_interrupt():  # (the staging folder removed, as on Ctrl-C)
-            path = download_official(dest, base_url, progress=bar.update, timeout=timeout)
+            with naming_params(timeout="--timeout"):  # (QA round 156-D F3: "timeout must be …", of --timeout nan)
+                path = download_official(dest, base_url, progress=bar.update, timeout=timeout)
     finally:
         bar.close()
     _report(path, as_json, "Downloaded", dest=dest)

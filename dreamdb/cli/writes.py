@@ -7,7 +7,7 @@ import os
 import click
 
 from dreamdb.cli.options import ExistingPath, json_option, open_index, print_notes, require_text, say, vault_option
-from dreamdb.errors import UsageError
+from dreamdb.errors import UsageError, naming_params
 
 
 MAX_TEXT_FILE_BYTES = 64 * 2**20
@@ -136,8 +136,10 @@ def remember(text, text_file, entry_type, scope, summary, references, supersedes
         description = _one_of(" ".join(text) if text else None, text_file, "TEXT", "--file")
     index = open_index(vault)
     print_notes(index)  # (DREAMDB_VAULT used instead of the current folder's vault: QA round 119-A F1)
-    entry = index.remember(description, type=entry_type, scope=scope, summary=summary, references=references,
-                           supersedes=supersedes, authors=authors, breaking=breaking, lock_timeout=wait)
+    # (the library's refusals name these options, not its parameters: QA round 156-D F3, "type must be …")
+    with naming_params(type="--type", scope="--scope", summary="--summary", author="--author"):
+        entry = index.remember(description, type=entry_type, scope=scope, summary=summary, references=references,
+                               supersedes=supersedes, authors=authors, breaking=breaking, lock_timeout=wait)
     # "id" is the entry's field in CHANGELOG.json; "doc_id" the id recall and --supersedes use
     if entry.get("already_superseded_by") and not as_json:
         earlier = ", ".join(entry["already_superseded_by"])
@@ -208,13 +210,17 @@ def update(slug, description, tags, status, content, append, content_file, appen
         raise UsageError(f"{named['content']} and {named['append']} both read standard input; nothing was changed.",
                          hint="Give one of them as -, the other as a file or text.")
     tags = _joined_tags(tags)
+    # (the options the library's refusals name: the one typed, QA round 156-D F3, "status must be one line.")
+    options = {"content": named["content"] if content_file is not None else "--content",
+               "append": named["append"] if append_file is not None else "--append"}
     content = _one_of(content, content_file, "--content", named["content"])
     append = _one_of(append, append_file, "--append", named["append"])
     index = open_index(vault)
     print_notes(index)  # (DREAMDB_VAULT used instead of the current folder's vault: QA round 119-A F1)
     # ("path" as delete's output names the file; "updated" kept for existing callers; "doc_id" as delete's, QA 59 L10)
-    payload = index.update(slug, description=description, tags=tags, status=status, content=content, append=append,
-                           pin=True if pin else False if unpin else None, lock_timeout=wait)
+    with naming_params(description="--description", status="--status", **options):
+        payload = index.update(slug, description=description, tags=tags, status=status, content=content,
+                               append=append, pin=True if pin else False if unpin else None, lock_timeout=wait)
     from dreamdb.output import visible_id as shown  # a path with a newline shown as ␊, not split (QA round 68 L4)
 
     print_notes(index)  # (a body past the text indexed of a note: QA round 127-B F2)

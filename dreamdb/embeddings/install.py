@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 from dreamdb.config import expand_user
-from dreamdb.errors import ModelError, ModelNotInstalled, NotFound, UsageError
+from dreamdb.errors import ModelError, ModelNotInstalled, NotFound, UsageError, param_name
 from dreamdb.embeddings.locate import (
     MODEL_FILE,
     PROVENANCE_FILE,
@@ -195,7 +195,8 @@ def install_from_dir(
     src = expand_user(src).absolute()
     dest_p = _default_dest(dest)
     if src == dest_p:
-        raise UsageError(f"{src} is already the model directory; nothing to install.")
+        raise UsageError(f"{src} is already the model directory; nothing to install.",
+                         hint="dreamdb model status shows the model installed there; install from another folder.")
     tok = src / TOKENIZER_FILE
     order = ("model_quantized.onnx", "onnx/model_quantized.onnx", "model.onnx", "onnx/model.onnx") if prefer_quantized \
         else ("model.onnx", "onnx/model.onnx", "model_quantized.onnx", "onnx/model_quantized.onnx")
@@ -323,7 +324,8 @@ def download_official(
         raise UsageError(f"{where} must be an http://, https:// or file:// URL, got {given!r}",
                          hint="e.g. https://mirror.example/multilingual-e5-small or file:///mnt/share/e5")
     if not isinstance(timeout, (int, float)) or not 0 < timeout < float("inf"):
-        raise UsageError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        raise UsageError(f"{param_name('timeout')} must be a positive number of seconds, got {timeout!r}",
+                         hint=f"Give {param_name('timeout')} the seconds to wait for each request, e.g. 60.")
     import importlib.util
 
     import shlex

@@ -13,7 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from dreamdb.errors import NotFound, UsageError, WriteRefused
+from dreamdb.errors import NotFound, UsageError, WriteRefused, param_name
 from dreamdb.vault.fences import cr_line_ends
 from dreamdb.writes.checks import (_check_text, _clock, _flag, _found, _refused_char, _require_utf8, _text_list,
                                    not_utf8_refusal, refuse_doubled_marks)
@@ -457,9 +457,10 @@ def remember(
         _check_text("scope", scope, allow_newlines=False)
     for name, value in (("type", type), ("scope", scope or "")):
         if len(value.strip()) > MAX_ID_PART_CHARS:  # (QA round 51: a 5,000-character type became the entry's id)
-            raise UsageError(f"{name} is {len(value.strip()):,} characters long; at most {MAX_ID_PART_CHARS} are"
-                             " allowed (it becomes part of the entry's id); nothing was changed.",
-                             hint=f"Give a short {name}, e.g. 'decision' or 'recall'; the text holds the rest.")
+            raise UsageError(f"{param_name(name)} is {len(value.strip()):,} characters long; at most"
+                             f" {MAX_ID_PART_CHARS} are allowed (it becomes part of the entry's id); nothing was"
+                             " changed.", hint=f"Give a short {param_name(name)}, e.g. 'decision' or 'recall'; the"
+                                               " text holds the rest.")
     if summary is not None:
         _check_text("summary", summary, allow_newlines=False)
     refs = [r.strip() for r in references]
@@ -468,7 +469,8 @@ def remember(
         if at is not None:
             raise UsageError(f"Reference {ref!r} must be one line of text, without control characters such as a"
                              " newline or a tab, bidirectional overrides or invisible characters such as Unicode"
-                             f" tags (found {_found(ref, at)}); nothing was changed.")
+                             f" tags (found {_found(ref, at)}); nothing was changed.",
+                             hint="Give the reference on one line without that character, e.g. commit:abc1234.")
         if not _REFERENCE_RE.match(ref):
             raise UsageError(f"Reference {ref!r} is not a prefixed evidence token.",
                              hint="Write <kind>:<value>, e.g. " + ", ".join(p + "…" for p in REFERENCE_PREFIXES)

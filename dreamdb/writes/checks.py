@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from datetime import date, datetime, timezone
 
-from dreamdb.errors import UsageError, WriteRefused
+from dreamdb.errors import UsageError, WriteRefused, param_name
 from dreamdb.output import FLAG_TAG_SEQUENCE, SMUGGLING_CHARS, ZERO_WIDTH, first_hidden, has_visible, takes_selector
 from dreamdb.vault.discover import is_utf8
 
@@ -102,29 +102,37 @@ def _found(text: str, at: int) -> str:
 def _check_text(name: str, value: object, *, allow_newlines: bool = True, hint: str | None = None) -> str:
     """``value`` when it is a non-empty string fit to store as ``name`` (its lines' lone CRs as LF,
     :func:`lone_cr_as_lf`, when ``allow_newlines``), else UsageError (nothing is written; ``hint``: how to give one,
-    for an empty value)."""
+    for an empty value). ``name`` is said as the option that gave it, while a command runs
+    (:func:`dreamdb.errors.param_name`), and every refusal has a hint (QA round 156-D F3)."""
+    name = param_name(name)
+    what = name[0].lower() + name[1:] if name[:1].isupper() and name[1:2].islower() else name  # (in a hint's middle:
+    # "The entry text" as "the entry text")
     if not isinstance(value, str):  # (QA round 150-B C2: description=5 was told "a non-empty string", where the
         # empty one removes the key; the type was what was wrong)
-        raise UsageError(f"{name} must be a string, got {type(value).__name__} ({_short_repr(value)}).")
+        raise UsageError(f"{name} must be a string, got {type(value).__name__} ({_short_repr(value)}).",
+                         hint=f"Give {what} as text (a str).")
     if not value.strip():
-        raise UsageError(f"{name} must be a non-empty string.", hint=hint)
+        raise UsageError(f"{name} must be a non-empty string.",
+                         hint=hint or f"Give {what} some text, not an empty or blank value.")
     if "\x00" in value:
-        raise UsageError(f"{name} contains a NUL character.")
+        raise UsageError(f"{name} contains a NUL character.", hint=f"Give {what} as text, without NUL characters.")
     if not has_visible(value):
         raise UsageError(f"{name} holds no visible character (only spaces and invisible characters such as"
                          f" {_found(value, next(i for i, c in enumerate(value) if not c.isspace()))});"
-                         " nothing was changed.")
+                         " nothing was changed.", hint=f"Give {what} text that shows: letters, digits or signs.")
     if not allow_newlines and ("\n" in value or "\r" in value):
-        raise UsageError(f"{name} must be one line.")
+        raise UsageError(f"{name} must be one line.", hint=f"Give {what} on one line: a space where the line breaks.")
     at = _refused_char(value, one_line=not allow_newlines)
     if at is not None and not allow_newlines:  # (QA round 48: a tab in a type was saved, shown as ␉)
         raise UsageError(f"{name} must be one line of text, without control characters such as a tab or ESC,"
                          " bidirectional overrides or invisible characters such as Unicode tags"
-                         f" (found {_found(value, at)}); nothing was changed.")
+                         f" (found {_found(value, at)}); nothing was changed.",
+                         hint=f"Give {what} without that character (a space for a tab).")
     if at is not None:  # (QA rounds 50, 51: ESC was written; 54: invisible tag characters)
         raise UsageError(f"{name} must be text, without control characters such as ESC, bidirectional overrides"
                          " or invisible characters such as Unicode tags (newlines and tabs are fine;"
-                         f" found {_found(value, at)}); nothing was changed.")
+                         f" found {_found(value, at)}); nothing was changed.",
+                         hint=f"Give {what} without that character.")
     return lone_cr_as_lf(value) if allow_newlines else value
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from dreamdb.arguments import callback
-from dreamdb.errors import NotFound, UsageError, WriteRefused
+from dreamdb.errors import NotFound, UsageError, WriteRefused, param_name
 from dreamdb.output import has_visible
 from dreamdb.vault.fences import find_block
 from dreamdb.writes.checks import _check_text, _clock, _flag, _require_utf8, lone_cr_as_lf, not_utf8_refusal
@@ -291,12 +291,15 @@ def update(
     if all(v is None for v in (description, tags, status, content, append, pin)):
         raise UsageError("Nothing to update.", hint="Give a description, tags, status, content, append or pin.")
     if content is not None and append is not None:
-        raise UsageError("Give either content (replace the body) or append, not both.")
+        content_name, append_name = param_name("content"), param_name("append")
+        raise UsageError(f"Give either {content_name} (replace the body) or {append_name}, not both; nothing was"
+                         " changed.", hint=f"Replace the body with {content_name}, or add to it with {append_name}: to"
+                                           " do both, update twice.")
     changes: dict[str, Any] = {}
     if description == "":  # removes the key: no option could (QA round 59 L8); "  " is still refused
         changes["description"] = REMOVE_KEY
     elif isinstance(description, str) and not description.strip():
-        raise UsageError("description is blank; nothing was changed.",
+        raise UsageError(f"{param_name('description')} is blank; nothing was changed.",
                          hint='--description "" (description="" from Python) removes the description.')
     elif description is not None:
         changes["description"] = _check_text("description", description)
@@ -313,11 +316,13 @@ def update(
         _filterable_status(changes["status"])
     for name, value in (("content", content), ("append", append)):
         if value is not None and (not isinstance(value, str) or "\x00" in value):
-            raise UsageError(f"{name} must be text without NUL characters.")
+            raise UsageError(f"{param_name(name)} must be text without NUL characters.",
+                             hint=f"Give {param_name(name)} as text (a file's text, not its bytes).")
     # a lone CR is a line end (classic Mac), as in a note: read as LF before the checks (QA round 143-C F4)
     content, append = (v if v is None else lone_cr_as_lf(v) for v in (content, append))
     if append is not None and not has_visible(append):
-        raise UsageError("Nothing to append.")
+        raise UsageError("Nothing to append.", hint=f"Give {param_name('append')} the text to add: it holds no"
+                                                    " visible character.")
     if content is not None and not has_visible(content):  # an unset shell variable would erase the note (QA round 37)
         raise UsageError("The new content is empty: it would erase the note's body.",
                          hint="Give the new body; to remove the note, use delete (it keeps a copy in the trash).")

@@ -1000,7 +1000,8 @@ def find_document(vault: Path, slug: str) -> tuple[str, Path]:
         if short_of_files(exc):  # (the machine's state, not the name: QA round 153-E F1)
             raise WriteRefused(f"Cannot look up {slug!r} in the vault: {open_files_reason(exc)}; nothing was changed.",
                                hint=OPEN_FILES_HINT) from exc
-        raise UsageError(f"Cannot use {slug!r} as a document name: {exc.strerror or exc}.") from exc
+        raise UsageError(f"Cannot use {slug!r} as a document name: {exc.strerror or exc}.",
+                         hint="Give the note's id as recall prints it, or its path inside the vault.") from exc
 
 
 def _inside_vault(vault: Path, slug: str) -> str:
