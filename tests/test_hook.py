@@ -19,6 +19,10 @@ from dreamdb.hook import HEADER
 from dreamdb.store import connect as db
 from tests.conftest import ROOT, write_doc
 
+PYTHON_M_DREAMDB = f"{shlex.quote(sys.executable)}{' -P' if sys.version_info >= (3, 11) else ''} -m dreamdb"
+"""How a note names ``python -m dreamdb`` run where the ``dreamdb`` on PATH is not this Python's
+(:func:`dreamdb.extras.dreamdb_command`)."""
+
 
 @pytest.fixture()
 def project(tmp_path):
@@ -456,7 +460,10 @@ def test_hook_install_uninstall_cli(tmp_path):
     local = proj / ".claude" / "settings.local.json"
     assert kept.returncode == 0 and json.loads(kept.stdout)["kept"] is True and "add the memories twice" in kept.stderr
     # (the command that moves it installs where this one asked: QA round 78-A F5, it named the other file's)
-    assert "To move it: dreamdb hook uninstall, then dreamdb hook install --local." in kept.stderr
+    # (the dreamdb that runs, python -m dreamdb here, and the project given: QA round 156-F F1)
+    there = f"--project {shlex.quote(str(proj))}"
+    assert (f"To move it: {PYTHON_M_DREAMDB} hook uninstall {there}, then {PYTHON_M_DREAMDB} hook install {there}"
+            " --local.") in kept.stderr, kept.stderr
     assert not local.exists()
     local.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [  # (one installed there before, as an
         {"type": "command", "command": "dreamdb hook user-prompt-submit"}]}]}}, indent=2) + "\n")  # install writes)
@@ -504,6 +511,48 @@ def test_hook_install_writes_an_absolute_path_for_a_virtualenv_dreamdb(tmp_path)
     assert p.returncode == 2 and "not both" in p.stderr
 
 
+def test_hook_install_notes_name_the_dreamdb_that_runs_and_the_project(tmp_path):
+    """QA round 156-F F1: run by its path (``.venv/bin/dreamdb``, not on PATH), ``hook install``'s notes named a bare
+    ``dreamdb`` ("command not found"), and "To move it: dreamdb hook uninstall, then dreamdb hook install --local"
+    left out the ``--project`` the install was given: pasted, it uninstalled nothing and installed the hook in the
+    working folder. They name this dreamdb, and the project unless it is the working folder; pasted, they work."""
+    script = Path(sys.executable).parent / "dreamdb"
+    if not script.is_file():
+        pytest.skip(f"no dreamdb script beside {sys.executable} (the package is not installed in this Python)")
+    path_without = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep)
+                                   if p and not os.path.exists(os.path.join(p, "dreamdb")))
+    env = {**os.environ, "PATH": path_without}
+    env.pop("DREAMDB_VAULT", None)
+    proj2, proj3, elsewhere = tmp_path / "proj2", tmp_path / "proj3", tmp_path / "elsewhere"
+    for folder in (proj2, proj3, elsewhere):
+        folder.mkdir()
+    d = shlex.quote(str(script))
+
+    def run(*args, cwd):
+        p = subprocess.run([str(script), "hook", "install", *args], capture_output=True, text=True, env=env, cwd=cwd,
+                           timeout=60)
+        assert p.returncode == 0, p.stderr
+        return p
+
+    p = run(cwd=proj2)  # (the working folder: no --project needed)
+    assert (f"use --local (.claude/settings.local.json, not committed): {d} hook uninstall, then {d} hook install"
+            " --local.") in p.stderr, p.stderr
+    assert "dreamdb hook" not in p.stderr.replace(f"{d} hook", ""), p.stderr
+    p = run("--project", str(proj3), cwd=elsewhere)
+    there = f"--project {shlex.quote(str(proj3))}"
+    assert f"{d} hook uninstall {there}, then {d} hook install {there} --local." in p.stderr, p.stderr
+    p = run("--project", str(proj3), "--local", cwd=elsewhere)
+    move = f"{d} hook uninstall {there}, then {d} hook install {there} --local"
+    assert f"To move it: {move}." in p.stderr, p.stderr
+    pasted = subprocess.run(move.replace(", then ", " && "), shell=True, capture_output=True, text=True, env=env,
+                            cwd=elsewhere, timeout=120)
+    assert pasted.returncode == 0, pasted.stderr
+    assert not (elsewhere / ".claude").exists()  # (nothing installed in the working folder)
+    assert json.loads((proj3 / ".claude" / "settings.local.json").read_text())["hooks"]["UserPromptSubmit"]
+    shared = proj3 / ".claude" / "settings.json"
+    assert not shared.exists() or "UserPromptSubmit" not in json.loads(shared.read_text()).get("hooks", {})
+
+
 def test_hook_install_says_a_machines_path_in_the_shared_settings_and_names_local(tmp_path):
     """QA round 147-D F4: in an activated virtualenv, ``hook install`` wrote ``<clone>/.venv/bin/dreamdb hook
     user-prompt-submit`` into ``.claude/settings.json``, the project's shared (committed) settings, without a word that
@@ -535,12 +584,13 @@ def test_hook_install_says_a_machines_path_in_the_shared_settings_and_names_loca
     assert p.stdout == f"Prompt hook installed in {settings}: {program} hook user-prompt-submit\n"
     assert (f"note: the hook runs {program}, a path of this machine, and settings.json is the project's shared settings"
             " (committed with it): where a teammate has no such file, Claude Code's hook fails on every prompt. To keep"
-            " it to this machine, use --local (.claude/settings.local.json, not committed): dreamdb hook uninstall,"
-            " then dreamdb hook install --local.") in p.stderr, p.stderr
+            f" it to this machine, use --local (.claude/settings.local.json, not committed): {PYTHON_M_DREAMDB} hook"
+            f" uninstall, then {PYTHON_M_DREAMDB} hook install --local.") in p.stderr, p.stderr  # (QA round 156-F F1)
     p = install("--project", str(proj), "--absolute", cwd=tmp_path)  # (this dreamdb's path; the project named)
     command = json.loads(settings.read_text())["hooks"]["UserPromptSubmit"][0]["hooks"][0]
     assert command["command"].startswith("/") and "a path of this machine" in p.stderr, p.stderr
-    assert f"dreamdb hook uninstall --project {proj}, then dreamdb hook install --project {proj} --local." in p.stderr
+    assert (f"{PYTHON_M_DREAMDB} hook uninstall --project {proj}, then {PYTHON_M_DREAMDB} hook install --project"
+            f" {proj} --local.") in p.stderr, p.stderr
     p = install("--command", f"DREAMDB_VAULT=/x {program} hook user-prompt-submit")  # (after a setting too)
     assert f"note: the hook runs {program}, a path of this machine" in p.stderr, p.stderr
     # QA round 147-I F2: run by env, or after a cd, the program is still this machine's; /usr/bin/env dreamdb runs

@@ -134,11 +134,12 @@ def install(project, command, absolute, local, as_json):
     with settings_lock(project):  # (both files read, one written, as one step: QA round 100-B F2)
         in_target, in_other = dreamdb_hook_commands(target), dreamdb_hook_commands(other)
         if in_other and not in_target and project.is_dir():
-            remove = ("dreamdb hook uninstall" if runs_hook_alone(in_other[0]) else
+            remove = (_hook_cli("uninstall", project) if runs_hook_alone(in_other[0]) else
                       f"remove it from {other} by hand ({_AMONG_OTHERS})")
             _already(as_json, other, in_other[0], f"Claude Code runs the hooks of both {target.name} and {other.name},"
-                     f" so a second one would add the memories twice. To move it: {remove}, then dreamdb"
-                     f" hook install{' --local' if local else ''}.")  # (the file asked for: QA round 78-A F5)
+                     f" so a second one would add the memories twice. To move it: {remove}, then"
+                     f" {_hook_cli('install', project)}{' --local' if local else ''}.")  # (the file asked for: QA
+            # round 78-A F5; the project named, and the dreamdb that runs: QA round 156-F F1)
             return
         among_others = [c for c in in_target if not runs_hook_alone(c)]
         if among_others and command not in in_target and project.is_dir():  # (QA round 139-D F5: a second hook was
@@ -160,10 +161,11 @@ def install(project, command, absolute, local, as_json):
 
     if given and not is_dreamdb_hook(command):
         say("note: this command is not `dreamdb hook user-prompt-submit` as dreamdb writes it, so it is not "
-            "recognised as dreamdb's hook: `dreamdb hook uninstall` leaves it, and another install adds a "
+            f"recognised as dreamdb's hook: `{_hook_cli('uninstall', project)}` leaves it, and another install adds a "
             f"second hook beside it. Remove it from {path} by hand when done.")
     elif given and not runs_hook_alone(command):
-        say(f"note: this command runs other commands beside dreamdb's hook, so `dreamdb hook uninstall` leaves it"
+        say(f"note: this command runs other commands beside dreamdb's hook, so `{_hook_cli('uninstall', project)}`"
+            " leaves it"
             f" ({_AMONG_OTHERS}). Remove it from {path} by hand when done.")
     # (the default typed is not run once, as other commands are: QA round 144-H F3, it was installed without a word
     # where Claude Code found no dreamdb, exit 127; and any other command of a bare dreamdb passes its trial run in the
@@ -193,24 +195,21 @@ def install(project, command, absolute, local, as_json):
     _warn_without_vault(project)
     _warn_user_level_hook(path)
     home = False
+    from dreamdb.extras import dreamdb_command
+
     with contextlib.suppress(OSError, RuntimeError):
         home = Path(project).resolve() == Path.home().resolve()
         if not local and home:  # (QA round 110-B F4: said only that there was no vault;
             # ~/.claude/settings.local.json is no user setting: 112-A F5)
             say(f"note: {path} holds your user settings: Claude Code runs this hook in every project (it prints"
-                " nothing where no vault is found). For one project, install it there: dreamdb hook install"
-                " --project PATH.")
+                f" nothing where no vault is found). For one project, install it there: {dreamdb_command()} hook"
+                " install --project PATH.")
     program = None if local or home else _machine_path(command)
     if program is not None:  # (QA round 147-D F4: a virtualenv's dreamdb went into the shared file without a word)
-        import shlex
-
-        there = f" --project {shlex.quote(str(project))}"  # (named unless it is the current folder)
-        with contextlib.suppress(OSError):
-            there = "" if Path(project).resolve() == Path.cwd().resolve() else there
         say(f"note: the hook runs {program}, a path of this machine, and {path.name} is the project's shared settings"
             " (committed with it): where a teammate has no such file, Claude Code's hook fails on every prompt. To"
-            f" keep it to this machine, use --local (.claude/settings.local.json, not committed): dreamdb hook"
-            f" uninstall{there}, then dreamdb hook install{there} --local.")
+            f" keep it to this machine, use --local (.claude/settings.local.json, not committed):"
+            f" {_hook_cli('uninstall', project)}, then {_hook_cli('install', project)} --local.")
     replaced = [c for c in in_target if c != command] if changed else []
     shown = output.visible_id  # (on its line: a folder named with ESC ]0; and a newline, QA round 139-D F1)
     if as_json:
@@ -311,7 +310,7 @@ def _try_command(command: str, project: Path, installed: Path | None = None) -> 
         say(f"note: this command, which {installed} holds already, exits with code 2 when run as the hook"
             f" ({said or 'nothing on stderr'}); Claude Code reads that as \"block this prompt\", so every prompt is"
             f" erased. Remove it from {installed} by hand (dreamdb hook uninstall leaves a command that is not"
-            f" dreamdb's own), then run dreamdb hook install again, without --command (dreamdb's own,"
+            f" dreamdb's own), then run {_hook_cli('install', project)} again, without --command (dreamdb's own,"
             f" `{DEFAULT_COMMAND}`) or with one that works.")
         return
     if code == BLOCKING_EXIT:
@@ -373,6 +372,9 @@ def _machine_path(command: str) -> str | None:
 def _warn_user_level_hook(path: Path) -> None:
     """Say when the user's own settings (``~/.claude/settings.json``) hold dreamdb's hook too: Claude Code runs the
     hooks of both files, so each prompt would get the memories twice (QA round 108-B F5)."""
+    import shlex
+
+    from dreamdb.extras import dreamdb_command
     from dreamdb.hook_settings import dreamdb_hook_commands
 
     try:
@@ -384,8 +386,25 @@ def _warn_user_level_hook(path: Path) -> None:
     found = dreamdb_hook_commands(user)
     if found:
         say(f"note: {user} (your user settings) holds dreamdb's hook too ({found[0]}); Claude Code runs the"
-            " hooks of both files, so each prompt gets the memories twice. Keep one: dreamdb hook uninstall --project"
-            f" {Path.home()}, or uninstall this one.")
+            f" hooks of both files, so each prompt gets the memories twice. Keep one: {dreamdb_command()} hook"
+            f" uninstall --project {shlex.quote(str(Path.home()))}, or this one:"
+            f" {_hook_cli('uninstall', path.parent.parent)}.")
+
+
+def _hook_cli(words: str, project: Path) -> str:
+    """The ``hook <words>`` command a note tells to run on ``project``: named by the dreamdb that runs
+    (:func:`dreamdb.extras.dreamdb_command`: its path where a bare ``dreamdb`` is not on PATH), with ``--project
+    <project>`` unless ``project`` is the working folder (QA round 156-F F1: "dreamdb hook uninstall, then dreamdb
+    hook install --local" was "command not found" when run by its path, and pasted from another folder, uninstalled
+    nothing and installed the hook in the working folder)."""
+    import shlex
+
+    from dreamdb.extras import dreamdb_command
+
+    there = f" --project {shlex.quote(str(project))}"
+    with contextlib.suppress(OSError):
+        there = "" if Path(project).resolve() == Path.cwd().resolve() else there
+    return f"{dreamdb_command()} hook {words}{there}"
 
 
 def _already(as_json: bool, path: Path, existing: str, why: str) -> None:
