@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from datetime import datetime, timezone
@@ -1223,8 +1224,9 @@ def test_a_vault_whose_only_file_cannot_be_read_names_contents_too(tiny_vault, c
     write_doc(tiny_vault, "core/CHANGELOG.json", "{}")
     assert main(["sync", "--vault", str(tiny_vault)]) == 0
     err = capsys.readouterr().err
-    assert "note: no documents indexed: core/CHANGELOG.json cannot be read (fix its permissions, or contents: binary," \
-           " or JSON that does not parse; dreamdb sync --force names the reason)." in err, err
+    assert ("note: no documents indexed: core/CHANGELOG.json cannot be read (fix its permissions, or contents: binary,"
+            f" or JSON that does not parse; dreamdb sync --force --vault {shlex.quote(str(tiny_vault.resolve()))}"
+            " names the reason).") in err, err  # (the vault named: QA round 156-F F2)
 
 
 @pytest.mark.parametrize("engine", ["memory", "sql"])

@@ -258,6 +258,43 @@ def test_the_hints_of_dedup_embed_status_and_sql_name_the_vault_and_the_dreamdb_
     assert p.returncode == 0 and f"hint: Run: {refresh} (none of this model's vectors yet" in p.stdout, p.stdout
 
 
+def _by_its_path(tmp_path, **env_more):
+    """``(run, d, v)``: ``run(*args, **kw)`` runs this Python's ``dreamdb`` script by its path from a folder outside
+    any vault, with no ``dreamdb`` on PATH (a new user's ``.venv/bin/dreamdb``: QA round 156-F); ``d`` is that path
+    and ``v`` the vault ``tmp_path/v/_dream_context``, both as a note quotes them."""
+    import shlex
+
+    script = Path(sys.executable).parent / "dreamdb"
+    if not script.is_file():
+        pytest.skip(f"no dreamdb script beside {sys.executable} (the package is not installed in this Python)")
+    vault = tmp_path / "v" / "_dream_context"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    path_without = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep)
+                                   if p and not os.path.exists(os.path.join(p, "dreamdb")))
+    env = {**os.environ, "PATH": path_without, **env_more}
+    env.pop("DREAMDB_VAULT", None)
+
+    def run(*args, **kw):
+        return subprocess.run([str(script), *args], capture_output=True, text=True, env=env, cwd=elsewhere,
+                              timeout=120, **kw)
+
+    return run, shlex.quote(str(script)), shlex.quote(str(vault.resolve()))
+
+
+def test_status_lines_name_the_vault_and_the_dreamdb_that_runs(tmp_path):
+    """QA round 156-F F2: ``status``' lines of notes read in part said "dreamdb sync --force names the reason", a bare
+    ``dreamdb`` ("command not found" run by its path) with no ``--vault`` (no vault in the working folder)."""
+    run, d, v = _by_its_path(tmp_path)
+    vault = tmp_path / "v" / "_dream_context"
+    write_doc(vault, "knowledge/ok.md", "---\ntitle: Ok\n---\nfine\n")
+    write_doc(vault, "knowledge/broken.md", "---\ntitle: [unclosed\ntags: {\n---\nbody text\n")
+    p = run("status", "--vault", str(vault))
+    assert p.returncode == 0, p.stderr
+    assert f"; {d} sync --force --vault {v} names the reason)" in p.stdout, p.stdout
+    assert "dreamdb sync" not in p.stdout.replace(f"{d} sync", ""), p.stdout
+
+
 def test_the_commands_of_a_vaults_notes_name_it_unless_dreamdb_finds_it_by_itself(tmp_path, monkeypatch):
     """QA round 155-E F4: from inside one vault, the notes of another searched with it named commands without
     ``--vault`` ("run: dreamdb embed refresh", `dreamdb sql "SELECT tag…"` lists the tags), which run there worked on

@@ -6,6 +6,7 @@ import json
 import multiprocessing
 import os
 import re
+import shlex
 import shutil
 import time
 from datetime import datetime, timezone
@@ -3398,18 +3399,19 @@ def test_a_file_cut_at_the_size_limit_is_listed_by_status_until_it_is_cut_down(t
     assert [h.doc_id for h in index.recall("body okapi") if h.doc_id in ("knowledge/fat", "knowledge/open")] == [
         "knowledge/fat"]
     r = CliRunner().invoke(cli, ["status", "--vault", str(tiny_vault)])
+    sync_force = f"dreamdb sync --force --vault {shlex.quote(str(tiny_vault.resolve()))}"  # (QA round 156-F F2)
     assert r.exit_code == 0 and [ln for ln in r.output.splitlines() if ln.startswith("in part:")] == [
         "in part:        1 note indexed up to its first 2,000 characters (knowledge/long.md): the rest of its text is"
-        " not found; split it into notes of their own (dreamdb sync --force names what was left out)",
+        f" not found; split it into notes of their own ({sync_force} names what was left out)",
         "in part:        1 memory file with a section longer than 2,000 characters (core/2.memory.md): that section is"
         " indexed up to its first 2,000, the rest of it not found (the other sections are); split it under '## '"
-        " headings of its own (dreamdb sync --force names the section)",
+        f" headings of its own ({sync_force} names the section)",
         "in part:        1 note indexed without its frontmatter, longer than the 2,000 characters a note is indexed up"
         " to (knowledge/fat.md): title, dates, tags and flags unknown, the text after it found up to as many"
         " characters; shorten the frontmatter (move long values into the body)",
         "in part:        1 note indexed by its file name alone (knowledge/open.md): a frontmatter block not closed"
         " within the 2,000 characters a note is indexed up to, so title, dates, tags, flags and text are unknown;"
-        " close it with a --- line, or shorten it (dreamdb sync --force names what was left out)"], r.output
+        f" close it with a --- line, or shorten it ({sync_force} names what was left out)"], r.output
     r = CliRunner().invoke(cli, ["status", "--vault", str(tiny_vault), "--json"])
     got = json.loads(r.output)
     assert (got["text_cut"], got["text_cut_examples"]) == (4, sorted(cut + ["knowledge/open.md"])), r.output

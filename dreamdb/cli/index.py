@@ -119,7 +119,7 @@ def note_unindexed(index, skipped: list[str] | tuple[str, ...] = ()) -> None:
         its = "their" if len(unreadable) > 1 else "its"
         say(f"note: no documents indexed: {', '.join(map(safe_text, unreadable[:3]))}"
             f"{', …' if len(unreadable) > 3 else ''} cannot be read (fix {its} permissions, or contents: binary,"
-            " or JSON that does not parse; dreamdb sync --force names the reason).")
+            f" or JSON that does not parse; {index._command('sync --force')} names the reason).")
         return
     from dreamdb.vault.discover import cased_markdown, other_extension, renames_advice
 
@@ -180,6 +180,7 @@ def status_cmd(vault, as_json):
       dreamdb status --vault ~/code/app/_dream_context --json
     """
     from dreamdb import output
+    from dreamdb.extras import dreamdb_command
     from dreamdb.vault.discover import rename_advice, renames_advice
 
     index = open_index(vault)
@@ -231,14 +232,14 @@ def status_cmd(vault, as_json):
         click.echo(f"not indexed:    {st['unreadable_files']} file{'s' if st['unreadable_files'] != 1 else ''} dreamdb"
                    f" cannot read ({', '.join(output.visible_id(p) for p in st['unreadable_examples'])}{more}): fix"
                    f" {'their' if st['unreadable_files'] != 1 else 'its'} permissions, or contents (binary, or JSON"
-                   " that does not parse; dreamdb sync --force names the reason)")
+                   f" that does not parse; {index._command('sync --force')} names the reason)")
     if st["frontmatter_unread"]:  # (QA round 119-B F2: a merge conflict in a note's frontmatter, said by one sync)
         n = st["frontmatter_unread"]
         more = ", …" if n > len(st["frontmatter_unread_examples"]) else ""
         click.echo(f"in part:        {n} note{'s' if n != 1 else ''} indexed without {'their' if n != 1 else 'its'}"
                    f" frontmatter ({', '.join(output.visible_id(p) for p in st['frontmatter_unread_examples'])}{more}):"
-                   " title, dates, tags and flags unknown until fixed (bad YAML or a merge conflict; dreamdb sync"
-                   " --force names the reason)")
+                   " title, dates, tags and flags unknown until fixed (bad YAML or a merge conflict;"
+                   f" {index._command('sync --force')} names the reason)")
     if st["text_replaced"]:  # (QA round 130-C F10: a note saved in cp1252, warned of by its first sync only)
         n = st["text_replaced"]
         more = ", …" if n > len(st["text_replaced_examples"]) else ""
@@ -249,7 +250,7 @@ def status_cmd(vault, as_json):
     # of cut worded by what it lost, a note without its frontmatter was "indexed up to its first 4,194,304 characters";
     # 154-A F2: a note cut in two ways is on the line of each)
     for kind, cut in st["text_cut_kinds"].items():
-        click.echo(f"in part:        {_cut_line(kind, cut['files'], cut['examples'])}")
+        click.echo(f"in part:        {_cut_line(kind, cut['files'], cut['examples'], index._command('sync --force'))}")
     click.echo(f"last sync:      {st['last_sync']}")
     waiting = (f" (migrations {', '.join(map(str, st['pending_migrations']))} wait for a SQLite that loads"
                " sqlite-vec)" if st["pending_migrations"] else "")
@@ -267,15 +268,18 @@ def status_cmd(vault, as_json):
     lex = st["lexicon"]
     click.echo("lexicon:        " + (f"{shown(lex['path'])} (Turkish–English, from {lex.get('source')} {lex.get('source_version')})"
                                      if lex["installed"] else f"none, {lex['reason']}")
-               + ("; its terms are another analyzer's (slower lookups): run `dreamdb lexicon build`"
+               + (f"; its terms are another analyzer's (slower lookups): run `{dreamdb_command()} lexicon build`"
                   if lex["installed"] and lex.get("analysed") is False else "")
-               + ("; built without this dreamdb's glossary of the words of software work: run `dreamdb lexicon build`"
+               + ("; built without this dreamdb's glossary of the words of software work: run"
+                  f" `{dreamdb_command()} lexicon build`"
                   if lex["installed"] and lex.get("glossary_version") != lex.get("current_glossary_version") else ""))
 
 
-def _cut_line(kind: str, n: int, examples: list[str]) -> str:
+def _cut_line(kind: str, n: int, examples: list[str], sync_force: str = "dreamdb sync --force") -> str:
     """``status``'s line (after ``in part:``) of the ``n`` files cut at the size limit in the way ``kind`` names
-    (:data:`dreamdb.vault.parse.CUT_KINDS`), ``examples`` the first of their paths: what each lost, and the fix."""
+    (:data:`dreamdb.vault.parse.CUT_KINDS`), ``examples`` the first of their paths: what each lost, and the fix;
+    ``sync_force`` the command that names what was left out (:meth:`dreamdb.api.Index._command`: the vault named
+    where ``dreamdb`` run here would not find it, QA round 156-F F2)."""
     from dreamdb import output
     from dreamdb.vault.parse import MAX_NOTE_CHARS
 
@@ -291,13 +295,13 @@ def _cut_line(kind: str, n: int, examples: list[str]) -> str:
     if kind == "frontmatter_and_text":
         return (f"{n} note{s} indexed by {its} file name alone ({shown}): a frontmatter block not closed within the"
                 f" {limit} characters a note is indexed up to, so title, dates, tags, flags and text are unknown;"
-                " close it with a --- line, or shorten it (dreamdb sync --force names what was left out)")
+                f" close it with a --- line, or shorten it ({sync_force} names what was left out)")
     if kind == "section":
         return (f"{n} memory file{s} with a section longer than {limit} characters ({shown}): that section is indexed"
                 f" up to its first {limit}, the rest of it not found (the other sections are); split it under '## '"
-                " headings of its own (dreamdb sync --force names the section)")
+                f" headings of its own ({sync_force} names the section)")
     return (f"{n} note{s} indexed up to {its} first {limit} characters ({shown}): the rest of {its} text is not"
-            f" found; split {them} into notes of their own (dreamdb sync --force names what was left out)")
+            f" found; split {them} into notes of their own ({sync_force} names what was left out)")
 
 
 @click.command("list")
