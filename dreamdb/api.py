@@ -553,6 +553,21 @@ def _refresh_hint(index: Index) -> str:
     return advice
 
 
+def vault_command(vault, words: str, then: str = "") -> str:
+    """The command line a note or hint tells to run on ``vault``: the dreamdb that runs
+    (:func:`dreamdb.extras.dreamdb_command`) and ``<words>``, then ``--vault <vault>`` (quoted for a POSIX shell) unless
+    ``dreamdb`` run in the working folder without ``--vault`` finds that vault itself
+    (:func:`_found_without_vault_option`), then ``then`` (``sql``'s query). QA round 155-E F4: the notes of one of
+    several vaults named none, and their ``dreamdb embed refresh`` refreshed the working folder's vault; the writes'
+    hints, which have no :class:`Index`, name it so too (QA round 156-F F3)."""
+    import shlex
+
+    from .extras import dreamdb_command
+
+    flag = "" if _found_without_vault_option(vault) else f" --vault {shlex.quote(str(vault))}"
+    return f"{dreamdb_command()} {words}{flag}" + (f" {then}" if then else "")
+
+
 def _found_without_vault_option(vault) -> bool:
     """Whether ``dreamdb`` run in the working folder without ``--vault`` finds ``vault``: ``$DREAMDB_VAULT``'s vault
     when that is set, else the one the walk up from the working folder finds (:func:`dreamdb.vault.discover.find_vault`,
@@ -972,16 +987,8 @@ class Index:
         return f", or set {self._elsewhere} to {what}" if self._elsewhere else ""
 
     def _command(self, words: str, then: str = "") -> str:
-        """The command line a note tells to run on this vault: ``dreamdb <words>``, then ``--vault <this vault>``
-        (quoted for a POSIX shell) unless ``dreamdb`` run in the working folder without ``--vault`` finds this vault
-        itself (:func:`_found_without_vault_option`), then ``then`` (``sql``'s query). QA round 155-E F4: the notes of
-        one of several vaults named none, and their ``dreamdb embed refresh`` refreshed the working folder's vault."""
-        import shlex
-
-        from .extras import dreamdb_command
-
-        flag = "" if _found_without_vault_option(self.vault) else f" --vault {shlex.quote(str(self.vault))}"
-        return f"{dreamdb_command()} {words}{flag}" + (f" {then}" if then else "")
+        """The command line a note tells to run on this vault (:func:`vault_command`)."""
+        return vault_command(self.vault, words, then)
 
     def _machine_hint(self, exc: BaseException | str, removed: bool = False, outcome: str | None = None) -> str:
         """:func:`_environment_hint` for this index (its path, and the setting that puts it elsewhere, if any)."""

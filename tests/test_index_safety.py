@@ -3740,7 +3740,8 @@ def test_a_row_naming_a_file_outside_the_vault_is_damage_and_never_shown(example
     index.close()
     _plant(index.index_path, f"UPDATE documents SET doc_id = 'knowledge/ghost', slug = 'ghost', source_path = '{outside}'"
                              " WHERE doc_id = 'knowledge/release-checklist'")
-    assert _renamed_hint(example_vault, "knowledge/outside2.md") == "Run dreamdb recall to find the document you mean."
+    assert _renamed_hint(example_vault, "knowledge/outside2.md") == (  # (the vault named: QA round 156-F F3)
+        f"Run dreamdb recall --vault {shlex.quote(str(example_vault))} to find the document you mean.")
 
     from dreamdb.store.sync import escapes_vault
 

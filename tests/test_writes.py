@@ -8,6 +8,7 @@ import json
 import multiprocessing
 import os
 import re
+import shlex
 import shutil
 import threading
 import time
@@ -2265,7 +2266,8 @@ def test_deleting_a_numbered_id_twice_names_its_own_copy_never_another_notes(tin
                                   " longer there (deleted, moved or renamed since the last sync).")
     assert info.value.hint == ("If dreamdb deleted it after an edit, its copy is in .dreamdb/trash/knowledge/, named"
                                " <UTC time>-n.md (2 copies of that name are there, not told apart from another"
-                               " note's); else run dreamdb recall to find it.")
+                               f" note's); else run dreamdb recall --vault {shlex.quote(str(tiny_vault))} to find"
+                               " it.")  # (the vault named: QA round 156-F F3)
     update(tiny_vault, "knowledge/u", append="edited after the sync")  # (its bytes are not the index's any more)
     delete(tiny_vault, "knowledge/u")
     with pytest.raises(NotFound) as info:
@@ -2956,7 +2958,7 @@ def test_a_hint_naming_copies_it_cannot_tell_apart_gives_a_long_names_short_form
     assert info.value.hint == ("If dreamdb deleted it after an edit, its copy is in .dreamdb/trash/knowledge/, named"
                                " <UTC time>-<its name's start>~<8 hex digits>.md, the name too long to keep whole (1"
                                " copy of that name is there, not told apart from another note's); else run dreamdb"
-                               " recall to find it.")
+                               f" recall --vault {shlex.quote(str(tiny_vault))} to find it.")  # (QA round 156-F F3)
 
 
 @pytest.mark.parametrize("code", [errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES])

@@ -22,7 +22,7 @@ from dreamdb.writes.files import (atomic_write_bytes, _attribute_hint, _attribut
                                   INDEX_DIRNAME, read_with_identity, refuse_os_errors, _lock_wait, _trash_path,
                                   _trash_root, _trash_stamp, _uninterrupted, update_backup_name, vault_lock)
 from dreamdb.writes.locate import (_document_at, _in_full, _in_trash, _inside_vault, _parse_slug, _restore_hint,
-                                   _slug_text, find_document)
+                                   _slug_text, find_document, vault_command)
 from dreamdb.writes.markdown import (_apply_frontmatter, _clean_tags, _load_markdown, _Markdown, REMOVE_KEY,
                                      _same_value, _updated_value, _written_plain)
 
@@ -75,7 +75,7 @@ def _plan_update(vault: Path, path: Path, changes: dict[str, Any], content: str 
             old, seen = read_with_identity(real)
         except FileNotFoundError:  # (gone since it was found: QA round 123-C F3, refused with exit 6)
             raise NotFound(f"{path} was moved or removed while dreamdb read it; nothing was changed.",
-                           hint="Run dreamdb recall to find it again.") from None
+                           hint=f"Run {vault_command(vault, 'recall')} to find it again.") from None
     from dreamdb.vault.encoding import wide_unicode_codec
 
     if b"\x00" in old[:8192] and not wide_unicode_codec(old):  # (as sync reads it: QA round 104-B F4, an append
@@ -175,7 +175,7 @@ def _relocate(vault: Path, slug: str, rel: str, doc_type: str, since: str) -> tu
             raise NotFound(f"No document {slug!r} in the vault: it ({rel}) was deleted while dreamdb waited for the"
                            f" vault lock; its copy is {_in_full(kept)}.", hint=_restore_hint(vault, rel))
         raise NotFound(f"{slug!r} ({rel}) was moved or removed while dreamdb waited for the vault lock.",
-                       hint="Run dreamdb recall to find it again.")
+                       hint=f"Run {vault_command(vault, 'recall')} to find it again.")
     return found
 
 
@@ -427,7 +427,7 @@ def _check_deletable(vault: Path, doc_type: str, path: Path, force: bool) -> Non
         meta = _load_markdown(path).frontmatter()
     except FileNotFoundError:  # (gone since it was found, as update says it: QA round 151-B F1)
         raise NotFound(f"{path} was moved or removed while dreamdb read it; nothing was changed.",
-                       hint="Run dreamdb recall to find it again.") from None
+                       hint=f"Run {vault_command(vault, 'recall')} to find it again.") from None
     except WriteRefused as exc:
         raise WriteRefused(f"Not deleting {doc_type}/{path.name[:-3]}: {exc.message}", hint=force_hint) from exc
     from dreamdb.vault.parse import frontmatter_bool

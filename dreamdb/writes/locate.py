@@ -596,8 +596,8 @@ def _literal_name_files(vault: Path, doc_type: str | None, raw: str) -> list[str
         if in_archive(gone) and os.path.lexists(vault.joinpath(*gone.split("/"))):
             _refuse_archived(raw, gone)
         raise WriteRefused(f"{raw!r} is the id recall showed for {gone}, which is no longer in the vault. Nothing was"
-                           " changed.", hint="Run dreamdb recall to find the document you mean (or pass a path,"
-                                             " starting with ./).")
+                           " changed.", hint=f"Run {vault_command(vault, 'recall')} to find the document you mean (or"
+                                             " pass a path, starting with ./).")
     return kept
 
 
@@ -693,8 +693,8 @@ def _refuse_gone_twin(vault: Path, slug: str, meant: str, found: tuple[str, Path
                        f" {other}. Nothing was changed.", hint=_restore_hint(vault, meant))
     raise NotFound(f"No document {slug!r} in the vault: it named {meant}, which is no longer there (deleted, moved or"
                    f" renamed since the last sync); {other}. Nothing was changed.",
-                   hint=f"Pass {doc_id_of(vault, doc_type, path)}, its id, to edit that note; run dreamdb recall to"
-                        " find the one you meant.")
+                   hint=f"Pass {doc_id_of(vault, doc_type, path)}, its id, to edit that note; run"
+                        f" {vault_command(vault, 'recall')} to find the one you meant.")
 
 
 def _files_ids(vault: Path, own: str) -> dict[str, str] | None:
@@ -774,8 +774,8 @@ def _refuse_id_of_unseen_files(vault: Path, slug: str, path: Path) -> None:
     rel = path.relative_to(vault).as_posix()
     raise WriteRefused(f"{slug} is no id of the index yet: the files it names were added since the last sync, which"
                        f" will give it to {rel}. Nothing was changed.",
-                       hint=f"Pass the file's path to edit that file ({shlex_quote(rel)}), or run dreamdb sync first"
-                            " and use the id recall then prints.")
+                       hint=f"Pass the file's path to edit that file ({shlex_quote(rel)}), or run"
+                            f" {vault_command(vault, 'sync')} first and use the id recall then prints.")
 
 
 def _renumbered(vault: Path, doc_id: str) -> tuple[str, str] | None:
@@ -853,7 +853,7 @@ def _refuse_renumbered_away(vault: Path, doc_id: str) -> None:
     if not now_id:  # removed: no document, as before the sync saw it go (exit 7, not 6: QA round 69 E-M1)
         hint = _renamed_hint(vault, source)
         if kept is not None:  # (where to move the copy back: QA round 147-D F3)
-            hint = _restore_hint(vault, source) + ("" if hint == _RECALL_HINT else f" {hint}")
+            hint = _restore_hint(vault, source) + ("" if hint == _recall_hint(vault) else f" {hint}")
         raise NotFound(f"No document {doc_id!r} in the vault: it named {source} until {when}{now}. Nothing was"
                        " changed.", hint=hint)
     raise WriteRefused(f"{doc_id} named {source} until {when}{now}. Nothing was changed.",
@@ -861,8 +861,17 @@ def _refuse_renumbered_away(vault: Path, doc_id: str) -> None:
                             " path.")
 
 
-_RECALL_HINT = "Run dreamdb recall to find the document you mean."
-""":func:`_renamed_hint` when no note has that file's name now."""
+def vault_command(vault: Path, words: str, then: str = "") -> str:
+    """The command a hint tells to run on ``vault`` (:func:`dreamdb.api.vault_command`: the dreamdb that runs, and
+    ``--vault`` where ``dreamdb`` run in the working folder would not find ``vault``; QA round 156-F F3)."""
+    from dreamdb.api import vault_command as command
+
+    return command(Path(vault).absolute(), words, then)  # (absolute: a hint may be pasted in another folder)
+
+
+def _recall_hint(vault: Path) -> str:
+    """:func:`_renamed_hint` when no note has that file's name now."""
+    return f"Run {vault_command(vault, 'recall')} to find the document you mean."
 
 
 def _renamed_hint(vault: Path, source: str) -> str:
@@ -875,7 +884,7 @@ def _renamed_hint(vault: Path, source: str) -> str:
     found = [(d, p) for d, p in rows if p.rsplit("/", 1)[-1].lower() == name.lower() and p != source
              and os.path.lexists(vault / p)][:3]
     if not found:
-        return _RECALL_HINT
+        return _recall_hint(vault)
     return "A note of that file name is now " + ", ".join(f"{d} ({p})" for d, p in found) + ": pass its id if you" \
         " meant it."
 
@@ -889,7 +898,8 @@ def _refuse_bare_name(vault: Path, bare: str) -> None:
     """
     if bare in MARKDOWN_TYPES or bare in _NON_FILE_TYPES:
         raise UsageError(f"{bare!r} is a document type, not a document.",
-                         hint=f"Name a document as {bare}/<slug> (run dreamdb recall to find the slug)." if bare in
+                         hint=f"Name a document as {bare}/<slug> (run {vault_command(vault, 'recall')} to find the"
+                              " slug)." if bare in
                          MARKDOWN_TYPES else f"{bare} documents cannot be edited or deleted by slug.")
     marks = ", ".join("?" for _ in _NON_FILE_TYPES)
     rows = _index_rows(vault, f"SELECT DISTINCT doc_id FROM documents WHERE slug = ? AND type IN ({marks})",
@@ -1144,7 +1154,7 @@ def _find_document_as_typed(vault: Path, slug: str) -> tuple[str, Path]:
         if bare is None:
             raise NotFound(f"No document file {rel} in the vault.",
                            hint="Paths are relative to the vault folder (e.g. knowledge/decisions/my-note.md); "
-                                "run dreamdb recall to find a document.")
+                                f"run {vault_command(vault, 'recall')} to find a document.")
     assert bare is not None
     if literal:
         # (notes.md, or knowledge/notes.md without a file at that path, names a file notes.md too, in any
@@ -1271,8 +1281,8 @@ def _find_document_as_typed(vault: Path, slug: str) -> tuple[str, Path]:
                                  f" {(_trash_root(vault) / t).relative_to(vault).as_posix()}/, named"
                                  f" {_copy_form(source.rsplit('/', 1)[-1])} ({copies} there, not told apart from"
                                  " another note's);"
-                                 " else run dreamdb recall to find it." if named_so else
-                                 "Run dreamdb recall to find it, if it was moved."))
+                                 f" else run {vault_command(vault, 'recall')} to find it." if named_so else
+                                 f"Run {vault_command(vault, 'recall')} to find it, if it was moved."))
         kept = _in_trash(vault, doc_type, bare)  # (of an id the index does not hold: a note it never saw)
         if kept is not None:  # deleted by dreamdb (QA round 44: deleting twice said only "No document")
             # (its id's place: the type's folder, the copy's name without its time; QA round 147-D F3, the hint named
@@ -1281,7 +1291,8 @@ def _find_document_as_typed(vault: Path, slug: str) -> tuple[str, Path]:
                            hint=_restore_hint(vault, f"{MARKDOWN_TYPES[kept.parent.name][0][0]}/{bare}.md"))
         raise NotFound(f"No document {slug!r} in the vault.",
                        hint=("Did you mean: " + ", ".join(map(typable_id, close))) if close else
-                       "Run dreamdb list to see every id (dreamdb recall WORDS to search).")
+                       f"Run {vault_command(vault, 'list')} to see every id ({vault_command(vault, 'recall', 'WORDS')}"
+                       " to search).")
     paths = [p.relative_to(vault).as_posix() for _, p in matches]
     marks = ", ".join("?" for _ in paths)
     ids = dict((r[0], r[1]) for r in _index_rows(
