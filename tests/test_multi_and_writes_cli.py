@@ -316,6 +316,19 @@ def test_update_and_delete_hints_name_the_vault_and_the_dreamdb_that_runs(tmp_pa
     assert p.returncode != 0 and f"or run {d} sync --vault {v} first and use the id" in p.stderr, p.stderr
 
 
+@pytest.mark.model
+def test_embed_status_of_a_vault_never_chunked_names_its_next_step(tmp_path, model_dir):
+    """QA round 156-F F5: with the model installed, ``embed status`` of a vault never chunked showed "1 to chunk …
+    0 vectors stored" and no next step, where ``--json``'s summary said to run ``embed refresh``."""
+    run, d, v = _by_its_path(tmp_path, DREAMDB_MODEL_DIR=str(model_dir))
+    vault = tmp_path / "v" / "_dream_context"
+    write_doc(vault, "knowledge/sleep.md", "---\ntitle: Sleep\n---\nnarwhal sleep debt\n")
+    assert run("sync", "--vault", str(vault)).returncode == 0
+    p = run("embed", "status", "--vault", str(vault))
+    assert p.returncode == 0 and "0 chunks embedded" in p.stdout and "1 to chunk" in p.stdout, p.stdout
+    assert f"hint: Run: {d} embed refresh --vault {v} (none of this model's vectors yet" in p.stdout, p.stdout
+
+
 def test_the_commands_of_a_vaults_notes_name_it_unless_dreamdb_finds_it_by_itself(tmp_path, monkeypatch):
     """QA round 155-E F4: from inside one vault, the notes of another searched with it named commands without
     ``--vault`` ("run: dreamdb embed refresh", `dreamdb sql "SELECT tag…"` lists the tags), which run there worked on

@@ -298,7 +298,8 @@ def status_cmd(vault, as_json):
         from dreamdb.extras import install_command
 
         click.echo(f"hint: {install_command('embed')}")
-    elif st["chunks"] and not st["vectors"]:  # (QA round 139-B F1: another model's vectors were counted as its own)
+    elif (st["chunks"] or st["docs_pending"]) and not st["vectors"]:  # (QA round 139-B F1: another model's vectors
+        # were counted as its own; 156-F F5: a vault never chunked, its documents all to chunk, had no next step)
         click.echo(f"hint: Run: {index._command('embed refresh')} (none of this model's vectors yet: hybrid recall falls"
                    " back to BM25)")
 
