@@ -792,11 +792,12 @@ def test_an_apostrophe_look_alike_or_an_underscore_ends_the_word_whose_capital_i
     assert raw_tokens("ADMIN_ŞİFRESİ MAIL_ŞABLONU") == ["admin", "şifresi", "mail", "şablonu"]
     assert fold_written(normalize("ADMIN_ŞİFRESİ")) == "admin_şifresi"
     assert "admin" in analyze("ADMIN_ŞİFRESİ") and "mail" in analyze("MAIL_ŞABLONU değişti")
+    from tests.conftest import write_docs
+
     vault = tmp_path / "_dream_context"
-    (vault / "knowledge").mkdir(parents=True)
-    (vault / "knowledge" / "keys.md").write_text(
-        "---\ntitle: Keys\n---\nThe APIʼNİN key and ADMIN_ŞİFRESİ are rotated monthly.\n")
-    (vault / "knowledge" / "other.md").write_text("---\ntitle: Other\n---\nNothing rotated here.\n")
+    write_docs(vault, {"knowledge/keys.md": "---\ntitle: Keys\n---\nThe APIʼNİN key and ADMIN_ŞİFRESİ are rotated"
+                                            " monthly.\n",
+                       "knowledge/other.md": "---\ntitle: Other\n---\nNothing rotated here.\n"})
     index = dreamdb.open(vault)
     assert [h.doc_id for h in index.recall("api admin", now="2026-08-18")] == ["knowledge/keys"]
     assert {t["term"] for t in index.recall("api admin", now="2026-08-18", explain=True)[0].terms} >= {"api", "admin"}
