@@ -471,3 +471,43 @@ def test_a_name_numbered_with_a_hyphen_is_a_hit_of_its_line_for_the_name_without
     # (QA round 154-A F6: written with U+2010 or U+2011, the Unicode hyphens, as with "-")
     for hyphen in "\u2010\u2011":
         assert best_snippet(body.replace("-", hyphen), ["ws3"]).splitlines()[1] == f"WS{hyphen}3 sleep roster plan."
+
+
+def test_a_word_before_a_letter_apostrophe_and_a_suffix_is_read_as_the_index_reads_it(tiny_vault):
+    """QA round 156-G F3: an English note writing ``APIʼNİN``, ``APIʹNİN`` or ``Ankaraʼda`` was found by ``api`` or
+    ``ankara`` but its snippet showed its first lines: ``ʼ`` (U+02BC) and ``ʹ`` (U+02B9) are letters to the snippet's
+    word pattern, so it read ``apiʼnin`` as one word, where the analyzer drops the suffix after them
+    (:data:`dreamdb.analyzer.APOSTROPHES`) and indexes ``api``. With ``’ ' ‘ ′ ´`` the line was shown."""
+    import dreamdb
+    from tests.conftest import write_docs
+
+    filler = "".join(f"Line {i} is about budgets and rent.\n" for i in range(12))
+    marks = {"02bc": "\u02bc", "02b9": "\u02b9", "2019": "\u2019", "27": "'", "2018": "\u2018", "2032": "\u2032",
+             "b4": "\u00b4"}
+    write_docs(tiny_vault, {
+        **{f"knowledge/api{k}.md": f"---\ntitle: Note {k}\n---\n{filler}The API{a}NİN keys rotate monthly.\nEnd.\n"
+           for k, a in marks.items()},
+        **{f"knowledge/ank{k}.md": f"---\ntitle: Trip {k}\n---\n{filler}The meeting in Ankara{a}da covered keys.\n"
+                                   "End.\n" for k, a in marks.items()}})
+    index = dreamdb.open(tiny_vault)
+    for query, line in (("api", "NİN keys rotate"), ("ankara", "da covered keys")):
+        hits = index.recall(query, 20, now="2026-08-18")
+        assert len(hits) == len(marks), (query, [h.doc_id for h in hits])
+        for h in hits:
+            assert line in h.snippet.split("\n")[1], (query, h.doc_id, h.snippet)
+    # the paths a snippet reads words by: the folded text whole, line by line (a character whose fold is longer),
+    # and a long line's search past CLIP_SEARCH_CHARS
+    for a in ("\u02bc", "\u02b9"):
+        body = "budgets\nrent\nThe APIʼNİN keys\nend".replace("ʼ", a)
+        assert best_snippet(body, ["api"], turkish=False).split("\n")[1] == "The API" + a + "NİN keys"
+        assert best_snippet(body.replace("rent", "ﬁne rent"), ["api"], turkish=False).split("\n")[1].startswith(
+            "The API")
+        line = "and more text here " * ((CLIP_SEARCH_CHARS + 2000) // 19) + " Ankara" + a + "da trip " + "end " * 50
+        assert "Ankara" + a + "da" in best_snippet("top\n" + line, ["ankara"], turkish=False).split("\n")[1]
+    # a letter apostrophe with no suffix the analyzer drops stays inside the word, as the index reads it
+    from dreamdb.analyzer import blank_letter_apostrophe_suffixes, fold_case, raw_tokens, token_pattern
+
+    for text in ("APIʼNİN and Oʼbrien, Ankaraʹda; C++ʼın", "ʼda xʼ yʹq Redisʹteyken"):
+        folded = fold_case(text)
+        blanked = blank_letter_apostrophe_suffixes(folded)
+        assert len(blanked) == len(folded) and token_pattern(blanked).findall(blanked) == raw_tokens(text), blanked

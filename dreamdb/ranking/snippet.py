@@ -8,10 +8,10 @@ import re
 from bisect import bisect_right
 from itertools import islice
 
-from dreamdb.analyzer import (acronym_terms, analyze, compound_terms, dotless_capitals, dotted_terms, drop_data,
-                              fold_case, has_case_change, holds_numbering_hyphen, identifier_terms, is_identifier_term,
-                              is_turkish_text, joined_terms, lower, normalize, numbered_terms, raw_tokens, stem,
-                              token_pattern, tokens)
+from dreamdb.analyzer import (acronym_terms, analyze, blank_letter_apostrophe_suffixes, compound_terms,
+                              dotless_capitals, dotted_terms, drop_data, fold_case, has_case_change,
+                              holds_numbering_hyphen, identifier_terms, is_identifier_term, is_turkish_text,
+                              joined_terms, lower, normalize, numbered_terms, raw_tokens, stem, token_pattern, tokens)
 from dreamdb.output import cluster_boundary
 
 SNIPPET_COMPOUND_CHARS = 50_000
@@ -138,7 +138,7 @@ def _first_word_past_search(line: str, terms: set[str], turkish: bool) -> int:
     named = [i for i in (folded.text.find(t, folded.search_from) for t in terms if is_identifier_term(t)) if i >= 0]
     if named:
         return max(0, folded.line_offset(min(named)) - 60)
-    text = folded.text.replace("_", " ")
+    text = blank_letter_apostrophe_suffixes(folded.text.replace("_", " "))
     pre = _prefilter(words, text) if words else None
     for i, w in islice(_candidates(pre, text, folded.search_from), SNIPPET_CANDIDATES) if pre else ():
         if _matched_term(w, terms, turkish):
@@ -403,7 +403,8 @@ def best_snippet(body: str, query_terms: list[str] | dict[str, float], *, fallba
     words = terms - identifiers
     # One regex pass over the whole folded text; hits are mapped to lines by offset.
     text = "\n".join(lines)
-    folded = fold_case(text).replace("_", " ")
+    # (a word ends before ʼ or ʹ and the suffix the analyzer drops after it, as the index read it: QA round 156-G F3)
+    folded = blank_letter_apostrophe_suffixes(fold_case(text).replace("_", " "))
     pre = _prefilter(words, folded, turkish) if words else None
     counts = [0] * len(lines)
     found: dict[int, set[str]] = {}  # line → the distinct terms it holds
@@ -417,7 +418,7 @@ def best_snippet(body: str, query_terms: list[str] | dict[str, float], *, fallba
     elif len(folded) != len(text):  # a rare character whose lowercase is longer: go line by line
         left = SNIPPET_CANDIDATES
         for n, ln in enumerate(lines):
-            folded_line = fold_case(ln).replace("_", " ")
+            folded_line = blank_letter_apostrophe_suffixes(fold_case(ln).replace("_", " "))
             same = len(folded_line) == len(ln)  # (else no word as written: its analyses beside its own are not read)
             for i, w in _candidates(pre, folded_line):
                 term = _matched_term(w, terms, turkish) or (same and _stacked_match(ln[i:i + len(w)], terms, turkish))
