@@ -389,6 +389,45 @@ def test_an_english_notes_word_with_a_capital_i_and_a_turkish_only_letter_is_fou
                                         turkish=False).split("\n")[1]
 
 
+def test_an_english_notes_word_with_a_turkish_letter_is_found_typed_without_it(tmp_path):
+    """QA round 156-G F4: ASCII spellings of an English note's words with Turkish letters other than ı/İ found it in
+    no vault without a Turkish note (where no Turkish spelling of a query's word is tried, and in one with Turkish
+    notes such a spelling counts only in them): ``sirnak``, ``Sirnak``, ``SIRNAK`` missed the note writing ``ŞIRNAK``
+    (its terms ``şırnak``, ``şirnak``), ``isik`` the one writing ``IŞIK``, ``muller`` ``Müller``. A note not read as
+    Turkish indexes each such word's ASCII spelling beside it (stacked: :func:`dreamdb.analyzer.ascii_terms`), as
+    ``cafe`` finds ``café``; a Turkish note is as it was, and its snippet shows the line."""
+    import dreamdb
+    from dreamdb.store.sync import document_terms
+    from dreamdb.vault.parse import Document
+
+    body = ("The team opened an office in ŞIRNAK and the IŞIK lamp works there. We met Müller at the façade of the "
+            "building, on the first floor, before lunch; the sign says ön taraf.")
+    postings, lengths, turkish = document_terms(Document(type="knowledge", slug="field", title="Field office",
+                                                         source_path="knowledge/field.md", body=body))
+    assert not turkish and {"şırnak", "şirnak", "sirnak", "ışık", "isik", "müller", "muller", "facad"} <= set(postings)
+    assert "on" not in postings and lengths[3] == len(analyze(body, turkish=False))  # (a stopword; stacked: no length)
+    postings, _lengths, turkish = document_terms(Document(type="knowledge", slug="saha", title="Saha ofisi",
+                                                          source_path="knowledge/saha.md",
+                                                          body="Ekip ŞIRNAK şehrinde ofis açtı, ışık yanıyor."))
+    assert turkish and not {"sirnak", "isik", "sehr", "ac"} & set(postings)  # (Turkish: its letters tell words apart)
+    for with_turkish_note in (False, True):
+        vault = tmp_path / f"v{with_turkish_note}" / "_dream_context"
+        (vault / "knowledge").mkdir(parents=True)
+        filler = "".join(f"Line {i} is about budgets and rent.\n" for i in range(12))
+        (vault / "knowledge" / "field.md").write_text(f"---\ntitle: Field\n---\n{filler}The office in ŞIRNAK opened "
+                                                      "and the IŞIK lamp works.\nWe met Müller there.\n")
+        (vault / "knowledge" / "filler.md").write_text("---\ntitle: Filler\n---\nBudgets and rent only.\n")
+        if with_turkish_note:
+            (vault / "knowledge" / "tr.md").write_text("---\ntitle: Toplantı\n---\nBu toplantıda şirketin bütçesi "
+                                                       "ve kira konuşuldu, çok önemli bir karar alındı.\n")
+        index = dreamdb.open(vault)
+        for q in ("sirnak", "Sirnak", "SIRNAK", "şırnak", "ŞIRNAK", "isik", "Isik", "IŞIK", "muller", "Müller"):
+            hits = index.recall(q, now="2026-08-18")
+            assert [h.doc_id for h in hits] == ["knowledge/field"], (with_turkish_note, q)
+            line = "We met Müller" if q.lower().startswith("m") else "The office in ŞIRNAK"
+            assert hits[0].snippet.split("\n")[1].startswith(line), (q, hits[0].snippet)
+
+
 def test_zero_width_spaces_separate_words_and_variation_selectors_vanish():
     """QA round 15: removing U+200B glued words (Thai writes it between words); variation selectors stuck to
     their word so it no longer matched."""

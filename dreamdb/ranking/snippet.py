@@ -8,8 +8,8 @@ import re
 from bisect import bisect_right
 from itertools import islice
 
-from dreamdb.analyzer import (acronym_terms, analyze, blank_letter_apostrophe_suffixes, compound_terms,
-                              dotless_capitals, dotted_terms, drop_data, fold_case, has_case_change,
+from dreamdb.analyzer import (TURKISH_LETTERS, acronym_terms, analyze, ascii_terms, blank_letter_apostrophe_suffixes,
+                              compound_terms, dotless_capitals, dotted_terms, drop_data, fold_case, has_case_change,
                               holds_numbering_hyphen, identifier_terms, is_identifier_term, is_turkish_text,
                               joined_terms, lower, normalize, numbered_terms, raw_tokens, stem, token_pattern, tokens)
 from dreamdb.output import cluster_boundary
@@ -231,7 +231,9 @@ def _prefilter(terms: set[str], folded: str, turkish: bool = False) -> re.Patter
     (``using`` → ``use``) is not found, but for Turkish consonant softening (``kabı`` → ``kap``). In Turkish
     text a term's ``ı`` may be
     written ``I`` and folded ``i`` (``KIRMIZI``, indexed as ``kırmızı`` too: :func:`_stacked_terms`); in other text a
-    term's ``i`` may be folded ``ı`` (``DİYARBAKIR``, read ``diyarbakır`` and indexed as ``diyarbakir`` too). The pattern
+    term's ``i`` may be folded ``ı`` (``DİYARBAKIR``, read ``diyarbakır`` and indexed as ``diyarbakir`` too), and its
+    ``c g i o s u`` the text's ``ç ğ ı ö ş ü`` (``ŞIRNAK`` indexed as ``sirnak`` too:
+    :func:`dreamdb.analyzer.ascii_terms`). The pattern
     has no leading ``\\b``: without it the regex engine scans for the alternatives' first letters, ≈ 4× faster on
     a 50 KB body.
     """
@@ -242,16 +244,21 @@ def _prefilter(terms: set[str], folded: str, turkish: bool = False) -> re.Patter
     short = [re.escape(t) for t in short_terms]
     if turkish:
         prefixes, short = ([p.replace("ı", "[ıi]") for p in parts] for parts in (prefixes, short))
-    elif "ı" in folded:  # (a note not read as Turkish reads DİYARBAKIR as diyarbakır and indexes diyarbakir beside it,
-        # :func:`dreamdb.analyzer.dotted_terms`: the term's i may be the text's ı; QA round 156-G F2, Balikesir's
-        # line was no candidate, and the snippet showed the note's first lines)
-        prefixes, short = ([p.replace("i", "[iı]") for p in parts] for parts in (prefixes, short))
+    elif not TURKISH_LETTERS.isdisjoint(folded):  # (a note not read as Turkish reads DİYARBAKIR as diyarbakır and
+        # indexes diyarbakir beside it, :func:`dreamdb.analyzer.dotted_terms`, and ŞIRNAK's şırnak as sirnak too,
+        # :func:`dreamdb.analyzer.ascii_terms`: the term's i may be the text's ı, its s ş, …; QA round 156-G F2,
+        # Balikesir's line was no candidate, and the snippet showed the note's first lines; F4)
+        prefixes, short = ([p.translate(_TURKISH_SPELLINGS) for p in parts] for parts in (prefixes, short))
     if short_terms:  # (its longer words that analyze to it, spelled out, with the term)
         short += map(re.escape, _short_forms(short_terms, folded, turkish, pattern))
     alternatives = ([r"(?:" + "|".join(prefixes) + r")(?:" + word + ")?"] if prefixes else []) + (
         [r"(?:" + "|".join(short) + r")(?:e?s)?(?!" + word + ")"] if short else [])
     return re.compile("|".join(alternatives))
 
+
+_TURKISH_SPELLINGS = str.maketrans({a: f"[{a}{t}]" for a, t in zip("cgiosu", "çğıöşü")})
+"""``str.translate`` table: each ASCII letter a Turkish letter is typed as (:data:`dreamdb.analyzer.TURKISH_TO_ASCII`)
+to a class of it and that letter (``s`` → ``[sş]``): a term's letters as a note not read as Turkish may write them."""
 
 _SOFTENED = {"p": "b", "ç": "c", "t": "d", "k": "ğ"}
 """Turkish consonant softening before a vowel (``kap`` → ``kabı``), which Snowball Turkish undoes (``kabı`` → ``kap``)."""
@@ -318,6 +325,8 @@ def _matched_term(word: str, terms: set[str], turkish: bool) -> str | None:
         term = stem(word, False)
         if term in terms:
             return term
+    elif not TURKISH_LETTERS.isdisjoint(word):  # (a word with a Turkish letter, spelled without it: ascii_terms)
+        return next((t for t in ascii_terms([word]) if t in terms), None)
     return None
 
 

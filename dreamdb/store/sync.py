@@ -27,9 +27,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from stat import S_ISREG
 
-from dreamdb.analyzer import (ANALYZER_VERSION, IDENTIFIERS_VERSION, acronym_terms, analyze, compound_terms,
-                              dotless_capitals, dotted_terms, drop_data, identifier_terms, is_turkish_text, joined_terms,
-                              lower, normalize, tokens)
+from dreamdb.analyzer import (ANALYZER_VERSION, IDENTIFIERS_VERSION, TURKISH_LETTERS, acronym_terms, analyze,
+                              ascii_terms, compound_terms, dotless_capitals, dotted_terms, drop_data, identifier_terms,
+                              is_turkish_text, joined_terms, lower, normalize, tokens)
 from dreamdb.lazy_regex import LazyPattern
 from dreamdb.records import factory, record
 from dreamdb.vault import PARSER_VERSION
@@ -1364,6 +1364,8 @@ def document_terms(doc) -> tuple[dict[str, list[int]], list[int], bool]:
                 folded[f] = lower(read)
                 lowered, words[f] = words[f], tokens(folded[f], data_dropped=True)
                 dotted[f] = dotted_terms(lowered, words[f])  # (and as lowercased: DİYARBAKIR is diyarbakir too)
+            if not TURKISH_LETTERS.isdisjoint(folded[f]):  # (and spelled without its Turkish letters: ŞIRNAK is sirnak)
+                dotted[f] += ascii_terms(words[f])
     postings: dict[str, list[int]] = {}
     lengths = []
     # the slug's identifiers as the title's (QA round 148-A F1: a camelCase, dotted or c++ file name had only its
