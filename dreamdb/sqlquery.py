@@ -6,7 +6,7 @@ import os
 import time
 from json.encoder import encode_basestring, encode_basestring_ascii
 from pathlib import Path
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 from dreamdb import output
 from dreamdb.errors import DreamdbError, DriverError, IndexDamaged, UsageError
@@ -202,8 +202,15 @@ class SqlResult(NamedTuple):
     notes: tuple[str, ...] = ()
 
 
+def bare_command(words: str, then: str = "") -> str:
+    """``dreamdb <words> <then>``: the command line a hint of :func:`run_readonly` names when its caller gives none
+    (no vault at hand)."""
+    return f"dreamdb {words}" + (f" {then}" if then else "")
+
+
 def run_readonly(index_path: Path, query: str, *, max_rows: int = DEFAULT_MAX_ROWS,
-                 timeout_s: float = DEFAULT_TIMEOUT_S, fmt: str | None = None, terminal: bool = False) -> SqlResult:
+                 timeout_s: float = DEFAULT_TIMEOUT_S, fmt: str | None = None, terminal: bool = False,
+                 command: Callable[..., str] = bare_command) -> SqlResult:
     """Run one SQL statement on a read-only connection with sqlite-vec loaded (when possible).
 
     Args:
@@ -213,6 +220,10 @@ def run_readonly(index_path: Path, query: str, *, max_rows: int = DEFAULT_MAX_RO
         timeout_s: stop the statement after this many seconds of running and fetching (0 = no limit).
         fmt: the output format the rows are for (``"json"``, ``"csv"``, ``"table"``; ``None``: none), whose bytes
             count toward :data:`MAX_RESULT_BYTES` (:func:`cell_size`); ``terminal``: CSV for a terminal.
+        command: ``command(words, then="")``, the command line a hint names (``dreamdb sync --check``, ``dreamdb sql
+            "…"``): :meth:`dreamdb.api.Index._command` names the dreamdb that runs and ``--vault`` where dreamdb run
+            in the working folder would not find the vault (QA round 156-G F5: pasted from another folder, a bare
+            ``dreamdb sync --check`` exited 3, no vault there).
 
     Returns:
         :class:`SqlResult`; a result past :data:`MAX_RESULT_BYTES` is cut there (``cut_by="max_bytes"``).
@@ -232,14 +243,17 @@ def run_readonly(index_path: Path, query: str, *, max_rows: int = DEFAULT_MAX_RO
     if not timeout_s >= 0:  # (nan too: QA round 156-D F3, no hint)
         raise UsageError(f"--timeout must be 0 (no limit) or more seconds, not {timeout_s}.",
                          hint="Give --timeout the seconds the query may run, e.g. 30, or 0 for no limit.")
-    query = single_statement(query)
+    query = single_statement(query, command=command)
+
+    def rebuild() -> str:  # (the hint of damage, worded when said: Index._command looks for the working folder's vault)
+        return f"{command('sync --check')} rebuilds it from the vault."
     # a lock is waited for up to the time limit when it is shorter (QA round 118-B F7: --timeout 1 waited 10 s)
     busy_ms = max(1, int(timeout_s * 1000)) if timeout_s and timeout_s * 1000 < db.BUSY_TIMEOUT_MS \
         else db.BUSY_TIMEOUT_MS
     try:
-        conn = db.connect_readonly(index_path, vec=True, busy_timeout_ms=busy_ms)
+        conn = db.connect_readonly(index_path, vec=True, busy_timeout_ms=busy_ms, damaged_hint=rebuild)
     except DriverError:
-        conn = db.connect_readonly(index_path, vec=False, busy_timeout_ms=busy_ms)
+        conn = db.connect_readonly(index_path, vec=False, busy_timeout_ms=busy_ms, damaged_hint=rebuild)
     denied: list[str] = []
     reads: set[str] = set()  # the columns the query reads (table.column, lower case), as SQLite's authorizer tells them
     interrupted: list[int] = []
@@ -280,7 +294,7 @@ def run_readonly(index_path: Path, query: str, *, max_rows: int = DEFAULT_MAX_RO
                                        hint="Narrow it (a WHERE, a LIMIT), or give --timeout SECONDS (0 = no limit).") from None
                 if db.is_damage(exc):
                     raise IndexDamaged(f"The index at {index_path} is damaged ({exc}).",
-                                       hint="dreamdb sync --check rebuilds it from the vault.") from None
+                                       hint=rebuild()) from None
                 if "no such module: vec0" in str(exc):  # (QA round 89 F5: an SQL error, exit 2, with no word of it)
                     raise DriverError(f"The SQLite driver ({db.DRIVER_NAME}) cannot load sqlite-vec, which the vector "
                                       f"tables need ({exc}).", hint="Unset DREAMDB_SQLITE_DRIVER to use sqlean.py, or "
@@ -288,7 +302,7 @@ def run_readonly(index_path: Path, query: str, *, max_rows: int = DEFAULT_MAX_RO
                 lost = _missing_own_table(conn, str(exc))
                 if lost:  # (QA round 88 B4: "no such table: documents", exit 2, with a hint naming that very table)
                     raise IndexDamaged(f"The index at {index_path} is damaged: its table {lost} is missing ({exc}).",
-                                       hint="dreamdb sync --check rebuilds it from the vault.") from None
+                                       hint=rebuild()) from None
                 if db.is_lock_error(exc):  # (taken after the open's wait: a lock, not a statement the user wrote)
                     from dreamdb.errors import LockTimeout
 
@@ -306,9 +320,9 @@ def run_readonly(index_path: Path, query: str, *, max_rows: int = DEFAULT_MAX_RO
                     raise IndexDamaged(f"The index at {index_path} is damaged: {', '.join(damaged)} hold"
                                        f"{'s' if len(damaged) == 1 else ''} text that is not UTF-8 (the query read a"
                                        " value it could not decode; dreamdb stores only UTF-8).",
-                                       hint="dreamdb sync --check rebuilds it from the vault.") from None
+                                       hint=rebuild()) from None
                 raise _explain_error(exc, query, denied, stored_checked=damaged is not None,
-                                     damaged_elsewhere=elsewhere or []) from None
+                                     damaged_elsewhere=elsewhere or [], command=command) from None
             except (ValueError, Warning, db.sqlite3.Error) as exc:  # e.g. "You can only execute one statement at a time."
                 raise UsageError(f"SQL error: {exc}", hint="Give one SQL statement that reads the index (SELECT …;"
                                                           " PRAGMA table_info(documents) lists a table's columns).") from None
@@ -477,7 +491,11 @@ def _missing_own_table(conn, msg: str) -> str | None:
 
 
 _WRITE_HINT = "The index is derived from the vault; edit the vault instead (dreamdb remember/update/delete)."
-_PRAGMA_HINT = 'Reading PRAGMAs work, e.g. dreamdb sql "PRAGMA table_info(documents)"'
+
+
+def _pragma_hint(command: Callable[..., str]) -> str:
+    """The hint of a PRAGMA refused as a write (``command``: :func:`run_readonly`'s)."""
+    return "Reading PRAGMAs work, e.g. " + command("sql", '"PRAGMA table_info(documents)"')
 
 
 _READONLY_MESSAGE = "attempt to write a readonly database"
@@ -501,21 +519,22 @@ def _undecodable_stored(conn, columns: frozenset[str] | None = None) -> list[str
 
 
 def _explain_error(exc: BaseException, query: str, denied: list[str], *, stored_checked: bool = True,
-                   damaged_elsewhere: list[str] = ()) -> UsageError:
+                   damaged_elsewhere: list[str] = (), command: Callable[..., str] = bare_command) -> UsageError:
     """The clearest message for the SQLite error ``exc`` of ``dreamdb sql``'s ``query``. A refusal is told by SQLite's
     result code (:func:`dreamdb.store.connect.error_code`) or a message that is the fixed one whole, never by words in
     it: "no such column: is_readonly" quotes the user's name (QA round 145-D F2, told "Write statements are
     refused"). ``stored_checked``: for a value that could not be decoded, whether the text of the index's columns the
     query reads was found to be UTF-8 (:func:`_undecodable_stored`): the query made the value; else the hint names
     both causes. ``damaged_elsewhere``: the index's columns that hold text that is not UTF-8 which the query does not
-    read, said too (QA round 151-A F5)."""
+    read, said too (QA round 151-A F5). ``command``: as :func:`run_readonly`'s, the command lines the hints name."""
     msg = str(exc)
+    schema_query = command("sql", '"SELECT name, type FROM sqlite_schema"')
     code = db.error_code(exc)
     head = _skip_trivia(query)[:6].upper()  # the first keyword, after any leading comments
     if denied:
         what = "VACUUM" if head == "VACUUM" else denied[0]  # VACUUM attaches a temp file first
         return UsageError(f"{what} is refused: dreamdb sql only reads the index.",
-                          hint=_PRAGMA_HINT if what.startswith("PRAGMA") else _WRITE_HINT)
+                          hint=_pragma_hint(command) if what.startswith("PRAGMA") else _WRITE_HINT)
     not_authorized = code == db.SQLITE_AUTH or msg == _AUTH_MESSAGE
     if not_authorized and code != db.SQLITE_AUTH and "load_extension" in query.lower():
         # (QA round 143-G F2: "sqlite-vec is already loaded" was said where the driver cannot load it)
@@ -528,13 +547,13 @@ def _explain_error(exc: BaseException, query: str, denied: list[str], *, stored_
     if not_authorized or code == db.SQLITE_READONLY or (code is None and msg.startswith(_READONLY_MESSAGE)):
         if head == "PRAGMA":
             return UsageError("This PRAGMA would change the index: refused (dreamdb sql only reads it).",
-                              hint=_PRAGMA_HINT)
+                              hint=_pragma_hint(command))
         return UsageError("Write statements are refused: the index is opened read-only.", hint=_WRITE_HINT)
     from dreamdb.store.connect import CAN_LOAD_EXTENSIONS, DRIVER_NAME
 
     if "no such table" in msg or "no such column" in msg:
-        hint = ("Tables and views: documents, postings, terms, files, chunks … (all of them: dreamdb sql \"SELECT name,"
-                " type FROM sqlite_schema\"; with their columns: docs/schema.md in the source repository)")
+        hint = (f"Tables and views: documents, postings, terms, files, chunks … (all of them: {schema_query}; with"
+                " their columns: docs/schema.md in the source repository)")
         if not CAN_LOAD_EXTENSIONS and "no such table" in msg:  # (QA round 98-A F11, 99-A F8)
             hint += (f"; the embedding tables (vec_embeddings; chunks and the rest in an index this driver made) need a"
                      f" SQLite driver that loads sqlite-vec, which {DRIVER_NAME} cannot")
@@ -542,25 +561,25 @@ def _explain_error(exc: BaseException, query: str, denied: list[str], *, stored_
         hint = (f"A TEXT value of bytes that are not UTF-8 (the query made it: no column of the index it reads holds"
                 f" such text): select hex(value) or CAST(value AS BLOB) instead. The index is damaged elsewhere, though:"
                 f" {', '.join(damaged_elsewhere)} hold{'s' if len(damaged_elsewhere) == 1 else ''} text that is not"
-                " UTF-8 (dreamdb stores only UTF-8); dreamdb sync --check rebuilds it from the vault.")
+                f" UTF-8 (dreamdb stores only UTF-8); {command('sync --check')} rebuilds it from the vault.")
     elif "Could not decode to UTF-8" in msg and stored_checked:  # (QA round 115-C: the generic hint)
         hint = ("A TEXT value of bytes that are not UTF-8 (the query made it: the index's own text was checked and is"
                 " UTF-8): select hex(value) or CAST(value AS BLOB) instead.")
     elif "Could not decode to UTF-8" in msg:  # (the index's text could not be checked: QA round 150-D F1)
         hint = ("A TEXT value of bytes that are not UTF-8: the query made it (select hex(value) or CAST(value AS BLOB)"
-                " instead), or the index is damaged (it stores UTF-8 only): dreamdb sync --check finds that and"
-                " rebuilds it from the vault.")
+                f" instead), or the index is damaged (it stores UTF-8 only): {command('sync --check')} finds that"
+                " and rebuilds it from the vault.")
     elif "Query vector on the" in msg and "NULL" in msg:  # (a KNN query's MATCH of a rowid that has no vector)
-        hint = ("The MATCH subquery found no vector: no such document or chunk, or no vector for it yet (dreamdb embed "
-                "refresh embeds it; SELECT doc_id FROM documents names the documents).")
+        hint = ("The MATCH subquery found no vector: no such document or chunk, or no vector for it yet"
+                f" ({command('embed refresh')} embeds it; SELECT doc_id FROM documents names the documents).")
     elif "no such function" in msg:
         # (QA round 98-B F4: the hint promised sqlite-vec's functions under a driver that cannot load it)
         hint = ("SQLite's built-in functions and sqlite-vec's (vec_distance_cosine, vec_to_json, …) are available."
                 if CAN_LOAD_EXTENSIONS else f"SQLite's built-in functions are available; sqlite-vec's (vec_…) are not: the"
                 f" SQLite driver ({DRIVER_NAME}) cannot load it (unset DREAMDB_SQLITE_DRIVER to use sqlean.py).")
     else:
-        hint = ("The query is SQLite's SQL (sqlite.org/lang.html); tables and views: dreamdb sql \"SELECT name, type FROM"
-                " sqlite_schema\", or docs/schema.md in the source repository.")
+        hint = (f"The query is SQLite's SQL (sqlite.org/lang.html); tables and views: {schema_query}, or docs/schema.md"
+                " in the source repository.")
     return UsageError(f"SQL error: {msg}", hint=hint)
 
 
@@ -628,7 +647,7 @@ def _authorize(denied: list[str], action, arg1, arg2, db_name, trigger, *, reads
     return 0  # SQLITE_OK
 
 
-def single_statement(query: str) -> str:
+def single_statement(query: str, *, command: Callable[..., str] = bare_command) -> str:
     """The one statement of ``query``, without what may trail it (semicolons, whitespace, comments).
 
     ``SELECT 1; -- note`` gives ``SELECT 1;``; ``SELECT 1 -- note`` is returned as it is; empty statements before it
@@ -640,7 +659,8 @@ def single_statement(query: str) -> str:
     text = query.strip()
     first, after_empty = _leading_trivia(text)
     if first == len(text):
-        raise UsageError("The SQL query is empty.", hint='Example: dreamdb sql "SELECT type, COUNT(*) FROM documents GROUP BY type"')
+        raise UsageError("The SQL query is empty.",
+                         hint="Example: " + command("sql", '"SELECT type, COUNT(*) FROM documents GROUP BY type"'))
     text = text[after_empty:].lstrip(_SQL_SPACE)  # (QA round 145-D: ";SELECT 1" was refused as two statements)
     for i, ch in enumerate(text):
         # the first ';' that ends a complete statement (not one inside a string, comment or trigger body)

@@ -329,6 +329,49 @@ def test_embed_status_of_a_vault_never_chunked_names_its_next_step(tmp_path, mod
     assert f"hint: Run: {d} embed refresh --vault {v} (none of this model's vectors yet" in p.stdout, p.stdout
 
 
+def test_sql_and_delete_hints_name_the_vault_and_the_dreamdb_that_runs(tmp_path):
+    """QA round 156-G F5: ``sql``'s hints named a bare ``dreamdb`` with no ``--vault``, which pasted in another folder
+    (no vault there) exit 3: `dreamdb sql "SELECT name, type FROM sqlite_schema"` of a mistyped column, "dreamdb sync
+    --check rebuilds it from the vault." of an index whose table is missing, "run without --no-sync (or dreamdb sync)"
+    of an index an older dreamdb wrote; and ``delete``'s "dreamdb delete --force deletes it anyway" named neither the
+    note nor the vault."""
+    import sqlite3
+
+    run, d, v = _by_its_path(tmp_path)
+    vault = tmp_path / "v" / "_dream_context"
+    write_doc(vault, "knowledge/ok.md", "---\ntitle: Ok\n---\nfine\n")
+    assert run("sync", "--vault", str(vault)).returncode == 0
+    p = run("sql", "--vault", str(vault), "select nope from documents")
+    assert p.returncode == 2 and f'(all of them: {d} sql --vault {v} "SELECT name, type FROM sqlite_schema";' \
+        in p.stderr, p.stderr
+    p = run("sql", "--vault", str(vault), "selec 1")
+    assert p.returncode == 2 and f'tables and views: {d} sql --vault {v} "SELECT name, type FROM sqlite_schema",' \
+        in p.stderr, p.stderr
+    p = run("sql", "--vault", str(vault), "PRAGMA journal_mode = off")
+    assert p.returncode == 2 and f'e.g. {d} sql --vault {v} "PRAGMA table_info(documents)"' in p.stderr, p.stderr
+    p = run("sql", "--vault", str(vault), "")
+    assert p.returncode == 2 and f'Example: {d} sql --vault {v} "SELECT type, COUNT(*)' in p.stderr, p.stderr
+    index = vault / ".dreamdb" / "index.db"
+    with contextlib.closing(sqlite3.connect(index)) as conn:
+        conn.execute("DROP TABLE corpus_stats")
+        conn.commit()
+    p = run("sql", "--no-sync", "--vault", str(vault), "select * from corpus_stats")
+    assert p.returncode == 4 and f"Hint: {d} sync --check --vault {v} rebuilds it from the vault." in p.stderr, \
+        p.stderr
+    assert run("sync", "--vault", str(vault)).returncode == 0  # (rebuilt)
+    with contextlib.closing(sqlite3.connect(index)) as conn:
+        conn.execute("UPDATE meta SET value = '1.0' WHERE key = 'analyzer_version'")
+        conn.commit()
+    p = run("sql", "--no-sync", "--vault", str(vault), "select 1")
+    assert p.returncode == 0 and f"run without --no-sync (or {d} sync --vault {v}) to upgrade it" in p.stderr, p.stderr
+    note = vault / "knowledge" / "ok.md"
+    note.chmod(0o444)
+    p = run("delete", "knowledge/ok", "--vault", str(vault))
+    assert p.returncode == 6 and (f"Hint: {d} delete knowledge/ok --vault {v} --force deletes it anyway") in p.stderr, \
+        p.stderr
+    assert "dreamdb sync" not in p.stderr.replace(f"{d} sync", "")
+
+
 def test_the_commands_of_a_vaults_notes_name_it_unless_dreamdb_finds_it_by_itself(tmp_path, monkeypatch):
     """QA round 155-E F4: from inside one vault, the notes of another searched with it named commands without
     ``--vault`` ("run: dreamdb embed refresh", `dreamdb sql "SELECT tag…"` lists the tags), which run there worked on

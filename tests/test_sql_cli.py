@@ -313,7 +313,7 @@ def test_an_unknown_table_names_a_query_that_lists_the_tables(vault, capsys):
 
     code, out, err = sql(capsys, vault, "SELECT * FROM no_such_table")
     assert code == 2 and "docs/schema.md in the source repository" in err
-    listed = re.search(r'dreamdb sql "([^"]+)"', err).group(1)
+    listed = re.search(r'dreamdb sql (?:--vault \S+ )?"([^"]+)"', err).group(1)  # (the vault named: QA round 156-G F5)
     code, out, _ = sql(capsys, vault, listed, "--format", "csv")
     names = {row["name"]: row["type"] for row in csv.DictReader(io.StringIO(out))}
     assert code == 0 and names["documents"] == "table" and names["postings"] == "table"

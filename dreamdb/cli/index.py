@@ -490,16 +490,18 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
     # counted as their UTF-8 bytes, 800 MB of JSON and 2.4 GB resident)
     shape = {"fmt": "json" if as_json else fmt, "terminal": fmt == "csv" and _stdout_is_terminal()}
     try:
-        waiting = _note_older_index(read, timeout_s)
+        waiting = _note_older_index(read, timeout_s, command=index._command)
         try:
             try:
-                result = run_readonly(read, query, max_rows=max_rows, timeout_s=timeout_s, **shape)
+                result = run_readonly(read, query, max_rows=max_rows, timeout_s=timeout_s, command=index._command,
+                                      **shape)
             except IndexDamaged as exc:
                 if no_sync:
                     raise
                 report = index.rebuild(exc.message)  # the index is a cache: rebuild it from the vault, then ask again
                 say(f"note: the index was damaged; rebuilt from the vault ({report.documents} documents)")
-                result = run_readonly(index.index_path, query, max_rows=max_rows, timeout_s=timeout_s, **shape)
+                result = run_readonly(index.index_path, query, max_rows=max_rows, timeout_s=timeout_s,
+                                      command=index._command, **shape)
         except UsageError as exc:
             _note_waiting_migrations(waiting, exc.message)
             raise
@@ -567,24 +569,27 @@ def _has_own_tables(index_path) -> bool:
         conn.close()
 
 
-def _note_older_index(index_path, timeout_s: float = 0) -> list:
+def _note_older_index(index_path, timeout_s: float = 0, command=None) -> list:
     """``sql --no-sync`` on an index an older dreamdb wrote, not upgraded (a sync would): a note that its tables are
     not yet those docs/schema.md describes (QA round 86-B F4: "no such table: renumbered_ids", with no word why).
     The migrations that need sqlite-vec are no sign of age (a driver that cannot load it leaves them waiting): they are
     returned, ``[(version, path)]``, for :func:`_note_waiting_migrations` to name when the query meets what they add.
+    ``command``: ``command(words)``, the command line the note names (:meth:`dreamdb.api.Index._command`: the dreamdb
+    that runs, ``--vault`` where needed; QA round 156-G F5), a bare ``dreamdb sync`` without it.
 
     Raises:
         LockTimeout: another program held the index locked past the wait.
         KeyboardInterrupt: Ctrl-C while it waited.
     """
     from dreamdb.errors import DreamdbError, LockTimeout
-    from dreamdb.sqlquery import run_readonly
+    from dreamdb.sqlquery import bare_command, run_readonly
     from dreamdb.store.migrations import available, latest_version, requirements
     from dreamdb.store.sync import INDEX_FORMAT
 
     try:
         rows = run_readonly(index_path, "SELECT group_concat(version), MAX(version), (SELECT value FROM meta WHERE key ="
-                            " 'analyzer_version') FROM schema_migrations", max_rows=1, timeout_s=timeout_s).rows
+                            " 'analyzer_version') FROM schema_migrations", max_rows=1, timeout_s=timeout_s,
+                            command=command or bare_command).rows
     except LockTimeout:  # (said now, not waited for twice: QA round 115-C F1, 22 s)
         raise
     except DreamdbError:  # (the query itself then says what is wrong)
@@ -613,7 +618,7 @@ def _note_older_index(index_path, timeout_s: float = 0) -> list:
         + ("this dreamdb cannot change an index of a newer schema, by a sync either: run the newer dreamdb, or delete"
            " the index to rebuild it with this one (it is a cache of the vault; stored embeddings are lost)"
            if newer_schema else
-           "run without --no-sync (or dreamdb sync) to "
+           f"run without --no-sync (or {(command or bare_command)('sync')}) to "
            + ("upgrade it" if age == "an older" else "index it again in this version's format")))
     return vector
 

@@ -351,10 +351,12 @@ def is_lock_error(exc: BaseException) -> bool:
     return "locked" in msg or "busy" in msg
 
 
-def connect_readonly(path: Path | str, *, vec: bool = False, busy_timeout_ms: int = BUSY_TIMEOUT_MS):
+def connect_readonly(path: Path | str, *, vec: bool = False, busy_timeout_ms: int = BUSY_TIMEOUT_MS,
+                     damaged_hint=lambda: "dreamdb sync --check rebuilds it from the vault."):
     """:func:`connect` read-only: with ``mode=ro``, else, where that cannot read the file (a WAL database whose
     ``-shm`` file cannot be made: a full disk, a read-only file system or folder), with ``immutable=1``; the
-    connection's ``immutable`` attribute says which.
+    connection's ``immutable`` attribute says which. ``damaged_hint()``: the hint of a damaged file, which a caller that
+    knows the vault words with its ``--vault`` (``dreamdb sql``: QA round 156-G F5).
 
     Raises:
         IndexUnavailable: neither can read it (the first attempt's error); an :class:`~dreamdb.errors.IndexDamaged`,
@@ -392,7 +394,7 @@ def connect_readonly(path: Path | str, *, vec: bool = False, busy_timeout_ms: in
     cause = first.__cause__
     if isinstance(cause, DatabaseError) and is_damage(cause):
         raise IndexDamaged(f"The index at {path} is damaged ({cause}).",
-                           hint="dreamdb sync --check rebuilds it from the vault.") from cause
+                           hint=damaged_hint()) from cause
     raise first
 
 

@@ -416,20 +416,28 @@ def _check_deletable(vault: Path, doc_type: str, path: Path, force: bool) -> Non
     _check_trash_writable(vault, doc_type)
     if force:
         return
-    force_hint = "dreamdb delete --force deletes it anyway (force=True from Python)."
+    def force_hint() -> str:
+        """The command that deletes it anyway, its id and ``--vault`` named (QA round 156-G F5: a bare ``dreamdb
+        delete --force``, of no id and no vault)."""
+        import shlex
+
+        rel = path.relative_to(vault).as_posix() if path.is_relative_to(vault) else f"{doc_type}/{path.name}"
+        return (f"{vault_command(vault, 'delete ' + shlex.quote(rel[:-3] if rel.endswith('.md') else rel), '--force')}"
+                " deletes it anyway (force=True from Python).")
+
     try:
         _check_file_writable(path)
     except WriteRefused as exc:
         # --force helps with a write-protected mode only: not on a read-only mount or an immutable file (QA 42)
         raise WriteRefused(f"Not deleting {doc_type}/{path.name[:-3]}: {exc.message}",
-                           hint=force_hint if "write-protected" in exc.message else exc.hint) from exc
+                           hint=force_hint() if "write-protected" in exc.message else exc.hint) from exc
     try:
         meta = _load_markdown(path).frontmatter()
     except FileNotFoundError:  # (gone since it was found, as update says it: QA round 151-B F1)
         raise NotFound(f"{path} was moved or removed while dreamdb read it; nothing was changed.",
                        hint=f"Run {vault_command(vault, 'recall')} to find it again.") from None
     except WriteRefused as exc:
-        raise WriteRefused(f"Not deleting {doc_type}/{path.name[:-3]}: {exc.message}", hint=force_hint) from exc
+        raise WriteRefused(f"Not deleting {doc_type}/{path.name[:-3]}: {exc.message}", hint=force_hint()) from exc
     from dreamdb.vault.parse import frontmatter_bool
 
     if frontmatter_bool(meta.get("pinned")):
