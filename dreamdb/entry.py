@@ -427,10 +427,24 @@ def _encodable_output() -> None:
                 stream.reconfigure(errors="backslashreplace")
             except (AttributeError, ValueError, OSError):
                 pass
+            _click_writes_as_is(name)
             if name == "stdout":
                 from dreamdb import output
 
                 output.ASCII_JSON = True
+
+
+def _click_writes_as_is(name: str) -> None:
+    """``click.echo`` writing to ``sys.<name>`` as it is configured (:func:`_encodable_output`): click takes an ASCII
+    stream for a misconfigured one and writes UTF-8 bytes to its buffer in its place, so under ``PYTHONIOENCODING=ascii``
+    (or ``LC_ALL=C PYTHONUTF8=0``) ``list``, ``status`` and ``sql`` wrote raw UTF-8 where ``recall`` (written to
+    ``sys.stdout``) and JSON wrote escapes (QA round 156-D F5). Every command now writes what the stream cannot
+    encode as escapes (``nas\u0131l``), as docs/json.md says of JSON."""
+    import click.utils
+
+    default = {"stdout": "_default_text_stdout", "stderr": "_default_text_stderr"}[name]
+    if callable(getattr(click.utils, default, None)):  # (click's own lookup; left alone where a click has none)
+        setattr(click.utils, default, lambda: getattr(sys, name))
 
 
 def _blocking_output() -> None:

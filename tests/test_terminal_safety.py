@@ -1126,3 +1126,28 @@ def test_a_path_that_is_not_utf8_is_escaped_in_json_and_text(tmp_path):
             else:
                 assert f"{tmp_path}/p\\udcff/.claude/settings.json" in out, out
         (project / ".claude" / "settings.json").unlink()
+
+
+def test_every_command_writes_what_an_ascii_stdout_cannot_encode_as_escapes(tiny_vault):
+    """QA round 156-D F5: with stdout not UTF-8 (``PYTHONIOENCODING=ascii``), ``recall`` wrote ``nas\\u0131l`` (and
+    ``·`` as ``\\xb7``) while ``list``, ``status`` and ``sql`` (written through click, which takes an ASCII stream for a
+    misconfigured one and writes UTF-8 to its buffer) wrote raw UTF-8 bytes to the same stream. Every command writes
+    escapes, as JSON does (docs/json.md: all of it escaped when stdout's encoding cannot write it)."""
+    write_doc(tiny_vault, "knowledge/uyku.md", "---\ntitle: Uyku borcu nasıl hesaplanır\ntype: knowledge\n---\n"
+              "Uyku borcu nasıl birikir.\n")
+    env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+
+    def out(*args) -> bytes:
+        p = subprocess.run([sys.executable, "-m", "dreamdb", *args, "--vault", str(tiny_vault)], capture_output=True,
+                           env=env, timeout=120)
+        assert p.returncode == 0, p.stderr
+        return p.stdout
+
+    for args in (["recall", "-n1", "uyku borcu"], ["list", "-t", "knowledge"],
+                 ["sql", "SELECT title FROM documents"], ["sql", "--format", "csv", "SELECT title FROM documents"],
+                 ["status"]):
+        stdout = out(*args)
+        assert stdout.isascii(), (args, stdout)
+        if args[0] != "status":
+            assert b"nas\\u0131l" in stdout, (args, stdout)
+    assert b" \\xb7 " in out("status")  # (its separators, as recall's)
