@@ -278,6 +278,21 @@ _LOG_LINE = re.compile(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d ")
 """How each line of the log starts (:func:`_log`'s timestamp): a file whose first line does not is not a hook log."""
 
 
+def _file_there(path: str) -> tuple[bool, bool]:
+    """``(exists, name_unread)`` for a hit's file: whether it exists, and whether this Python cannot encode its name
+    (file names read as ASCII: ``LC_ALL=C PYTHONUTF8=0``), which is then looked for by its UTF-8 bytes, as the sync
+    that indexed it read it: ``os.path.exists`` said False of such a name, and the hook logged an existing note as
+    gone, where recall showed it (QA round 156-D F6)."""
+    try:
+        os.fsencode(path)
+    except UnicodeEncodeError:
+        try:
+            return os.path.exists(path.encode("utf-8", "surrogateescape")), True
+        except UnicodeEncodeError:  # (a lone surrogate of no byte: no such file)
+            return False, True
+    return os.path.exists(path), False
+
+
 def _log(message: str) -> None:
     """Append one line to the log (:func:`log_path`), never raising. Only the default log's folder is created
     (a ``DREAMDB_HOOK_LOG`` naming a folder that does not exist logs nothing), and only a regular file that
@@ -1499,7 +1514,16 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
         hits = index.recall(prompt, top=depth, exclude_types="bookmark", mode=mode, explain=True)  # (terms: word_score)
         # A note whose file is gone since the index was last synced (another process holding the write lock kept this
         # one from syncing) is not shown as a memory: one stat a hit (QA round 86-A M2; recall says so on stderr)
-        gone = {i for i, h in enumerate(hits) if not os.path.exists(h.path)}
+        there = [_file_there(h.path) for h in hits]
+        gone = {i for i, (exists, _unnamed) in enumerate(there) if not exists}
+        unnamed = [h.doc_id for (exists, name_unread), h in zip(there, hits) if exists and name_unread]
+        if unnamed:  # (QA round 156-D F6: logged as gone, where recall said why it skipped them and showed them)
+            from dreamdb.vault.discover import python_reads_names_as
+
+            _log(f"{vault}: {len(unnamed)} hit(s) whose file name this Python cannot read (it reads file names as"
+                 f" {python_reads_names_as()}, not UTF-8: a C or POSIX locale with PYTHONUTF8=0) shown as the index"
+                 f" last synced them, not synced again ({', '.join(unnamed)[:200]}); set PYTHONUTF8=1 or a UTF-8"
+                 " locale (LC_ALL=C.UTF-8)")
         if gone:
             _log(f"{vault}: left out {len(gone)} hit(s) whose file is gone since the index was last synced"
                  f" ({', '.join(hits[i].doc_id for i in sorted(gone))[:200]})")

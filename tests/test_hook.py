@@ -422,6 +422,30 @@ def test_a_note_deleted_while_the_index_is_locked_is_not_shown(tmp_path):
         log.read_text()
 
 
+def test_a_note_whose_name_an_ascii_python_cannot_read_is_shown_as_recall_shows_it(tmp_path):
+    """QA round 156-D F6: under ``LC_ALL=C PYTHONUTF8=0`` (file names read as ASCII) the hook logged a note named
+    ``güvenlik-şifreleme.md``, indexed by a sync in UTF-8, as "left out 1 hit(s) whose file is gone", where the file
+    was there and CLI recall, saying it skipped the name "as this Python reads file names … as ascii", showed it. The
+    hook finds the file by its UTF-8 bytes, shows it, and its log names the locale."""
+    vault = filled_vault(tmp_path, {"knowledge/güvenlik-şifreleme.md": "---\ntitle: Güvenlik ve şifreleme\n---\n"
+                                    "Parolalar bcrypt ile saklanır; oturum anahtarları her girişte yenilenir.\n"})
+    assert subprocess.run([sys.executable, "-m", "dreamdb", "sync", "--vault", str(vault)], capture_output=True,
+                          timeout=120).returncode == 0
+    log = tmp_path / "h.log"
+    env = {"DREAMDB_HOOK_LOG": str(log), "DREAMDB_HOOK_VERBOSE": "1", "LC_ALL": "C", "PYTHONUTF8": "0",
+           "PYTHONIOENCODING": ""}
+    p = hook(payload("parolalar bcrypt oturum", vault.parent), env)
+    out = p.stdout.decode()
+    assert p.returncode == 0 and "knowledge/güvenlik-şifreleme" in out, (out, p.stderr)
+    logged = log.read_text()
+    assert "whose file is gone" not in logged, logged
+    assert ("1 hit(s) whose file name this Python cannot read (it reads file names as ascii, not UTF-8: a C or POSIX"
+            " locale with PYTHONUTF8=0)") in logged and "set PYTHONUTF8=1" in logged, logged
+    recall = subprocess.run([sys.executable, "-m", "dreamdb", "recall", "--json", "--vault", str(vault),
+                             "parolalar bcrypt oturum"], capture_output=True, env={**os.environ, **env}, timeout=120)
+    assert json.loads(recall.stdout)["hits"][0]["doc_id"] == "knowledge/güvenlik-şifreleme", recall.stdout
+
+
 def test_hook_install_uninstall_cli(tmp_path):
     proj = tmp_path / "p"
     (proj / ".claude").mkdir(parents=True)
