@@ -75,13 +75,6 @@ def window_recency(date_days: float | None, window) -> float:
     return 1.0
 
 
-def window_recency_floor(window, first_days: float, last_days: float) -> float:
-    """The lowest :func:`window_recency` of a document dated from ``first_days`` to ``last_days`` or undated: the
-    pruning bound of :class:`dreamdb.ranking.memory.MemoryEngine` under a time intent (recency falls away from the
-    window on both sides, so its lowest over a range of dates is at an end of it)."""
-    return min(WINDOW_UNKNOWN, window_recency(first_days, window), window_recency(last_days, window))
-
-
 def status_factor(status: str | None) -> float:
     """×0.85 for ``completed`` (also ``done``), else 1."""
     return COMPLETED_FACTOR if (status or "").lower() in ("completed", "done") else 1.0
