@@ -39,6 +39,12 @@ NOW_DAYS = NOW_DT.timestamp() / 86400.0
     ("son zamanlarda düzeltilen hatalar", "son zamanlarda", "recent", 0, "düzeltilen hatalar"),
     ("bugün proje çipleriyle ilgili ne yaptık", "bugün", "day", 0, "proje çipleriyle ilgili ne yaptık"),
     ("son 3 günde ne değişti", "son 3 günde", "span", 3, "ne değişti"),
+    # typed without Turkish letters, as Turkish queries often are (QA round 156-E)
+    ("gecen hafta telegram ile ilgili ne yaptik", "gecen hafta", "span", 7, "telegram ile ilgili ne yaptik"),
+    ("dun gorevlere hangi ozellik eklendi", "dun", "day", 1, "gorevlere hangi ozellik eklendi"),
+    ("son 3 gunde ne degisti", "son 3 gunde", "span", 3, "ne degisti"),
+    ("uc hafta once surum", "uc hafta once", "around", 21, "surum"),
+    ("yakin zamanda duzeltilen hatalar", "yakin zamanda", "recent", 0, "duzeltilen hatalar"),
 ])
 def test_time_expressions_are_found_and_taken_out(query, phrase, kind, amount, rest):
     intent, left = find_time_intent(query)
@@ -47,7 +53,8 @@ def test_time_expressions_are_found_and_taken_out(query, phrase, kind, amount, r
 
 
 @pytest.mark.parametrize("query", ["dünya haritası", "son ayarlar", "yesterdays", "the week view", "recent-files menu",
-                                   "last weekend", "latestVersion", "0 days ago", "bu ayar"])
+                                   "last weekend", "latestVersion", "0 days ago", "bu ayar", "dune movie notes",
+                                   "dunya haritasi", "son ayarlar"])
 def test_other_words_are_no_time_intent(query):
     assert find_time_intent(query) == (None, query)
 

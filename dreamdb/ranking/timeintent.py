@@ -86,8 +86,17 @@ def _iso(days: float) -> str:
 _APOS = "['\u2019\u02bc\u2018\u2032\u02b9]"  # (dreamdb.analyzer.APOSTROPHES: "yesterday's", "last week’s")
 _POSSESSIVE = f"(?:{_APOS}s)?"
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-            "nine": 9, "ten": 10, "bir": 1, "iki": 2, "üç": 3, "dört": 4, "beş": 5, "altı": 6, "yedi": 7, "sekiz": 8,
+            "nine": 9, "ten": 10, "bir": 1, "iki": 2, "uc": 3, "dort": 4, "bes": 5, "alti": 6, "yedi": 7, "sekiz": 8,
             "dokuz": 9, "on": 10}
+"""Number words, Turkish ones spelled without their letters (:func:`_plain`: ``üç`` is read ``uc``)."""
+
+_PLAIN = str.maketrans("çğıöşüâîû", "cgiosuaiu")
+
+
+def _plain(word: str) -> str:
+    """``word`` lowercased and spelled without Turkish letters (``Üç`` → ``uc``, ``gün`` → ``gun``), as a Turkish
+    time word may be typed (QA round 156-E: ``dun``, ``gecen hafta``)."""
+    return word.lower().replace("i\u0307", "i").translate(_PLAIN)
 _EN_NUMBER = r"(?P<n>[1-9]\d{0,2}|an?|one|two|three|four|five|six|seven|eight|nine|ten)"
 _TR_NUMBER = r"(?P<n>[1-9]\d{0,2}|bir|iki|üç|dört|beş|altı|yedi|sekiz|dokuz|on)"
 _EN_UNITS = {"day": "day", "days": "day", "week": "week", "weeks": "week", "month": "month", "months": "month",
@@ -97,17 +106,17 @@ _EN_UNIT = r"(?P<u>days?|weeks?|months?|years?)"
 # ayda, aylık, yıllarda …); whole words only, so ``ayar`` is no ``ay``
 _TR_UNIT = (r"(?P<u>gün(?:de|deki|lerde|lerdeki|lük|kü)?|hafta(?:da|daki|ki|larda|lardaki|lık)?"
             r"|ay(?:da|daki|ki|larda|lardaki|lık)?|yıl(?:da|daki|ki|larda|lardaki|lık)?)")
-_TR_UNITS = {"gün": "day", "haf": "week", "ay": "month", "yıl": "year"}
+_TR_UNITS = {"gun": "day", "haf": "week", "ay": "month", "yil": "year"}
 
 
 def _tr_unit(word: str) -> str:
-    w = word.lower()
+    w = _plain(word)
     return _TR_UNITS["haf"] if w.startswith("haf") else _TR_UNITS["ay"] if w.startswith("ay") else \
-        _TR_UNITS["gün"] if w.startswith("gün") else _TR_UNITS["yıl"]
+        _TR_UNITS["gun"] if w.startswith("gun") else _TR_UNITS["yil"]
 
 
 def _number(text: str) -> int:
-    text = text.lower()
+    text = _plain(text)
     return int(text) if text.isdigit() else _NUMBERS[text]
 
 
@@ -120,6 +129,7 @@ _PATTERNS: list[tuple[str, object]] = [
     (rf"{_TR_NUMBER}\s+gün\s+önce(?:ki)?", lambda m: ("day", float(_number(m["n"])), 0.0)),
     (rf"yesterday{_POSSESSIVE}", lambda m: ("day", 1.0, 0.0)),
     (r"dün(?:kü|den|e)?", lambda m: ("day", 1.0, 0.0)),
+    (r"dun", lambda m: ("day", 1.0, 0.0)),  # (dün typed without its letter; bare: dune is an English word)
     (rf"today{_POSSESSIVE}", lambda m: ("day", 0.0, 0.0)),
     (r"bugün(?:kü|e|den)?", lambda m: ("day", 0.0, 0.0)),
     # a unit around N units ago
@@ -140,7 +150,21 @@ _PATTERNS: list[tuple[str, object]] = [
     (r"en\s+son(?:uncu)?|en\s+yeni|son\s+zamanlarda|son\s+günlerde|son\s+dönemde|geçenlerde|yakın\s+zamanda"
      r"|yakınlarda", lambda m: ("recent", 0.0, 0.0)),
 ]
-_COMPILED = [(re.compile(rf"(?<!\w)(?:{p})(?!\w)", re.IGNORECASE), read) for p, read in _PATTERNS]
+_EITHER = {"ç": "[çc]", "ğ": "[ğg]", "ı": "[ıi]", "ö": "[öo]", "ş": "[şs]", "ü": "[üu]"}
+_AS_WRITTEN = {r"dün(?:kü|den|e)?"}
+"""Patterns whose Turkish letters must be typed (the plain spelling of ``dün``'s suffixed forms, ``dune``, is
+English); every other one also matches its words spelled without their Turkish letters (:func:`_either_spelling`)."""
+
+
+def _either_spelling(pattern: str) -> str:
+    """``pattern`` with each Turkish letter also matching the letter typed in its place without Turkish letters
+    (``geçen`` → ``ge[çc]en``: ``gecen hafta``, ``son 3 gunde``, ``2 hafta once``), as Turkish queries are often
+    typed (the XQuAD track of Turkish questions typed without Turkish letters); the readers fold the match the same
+    way (:func:`_plain`)."""
+    return pattern if pattern in _AS_WRITTEN else "".join(_EITHER.get(c, c) for c in pattern)
+
+
+_COMPILED = [(re.compile(rf"(?<!\w)(?:{_either_spelling(p)})(?!\w)", re.IGNORECASE), read) for p, read in _PATTERNS]
 
 
 def find_time_intent(text: str) -> tuple[TimeIntent | None, str]:
