@@ -138,7 +138,7 @@ def _first_word_past_search(line: str, terms: set[str], turkish: bool) -> int:
     named = [i for i in (folded.text.find(t, folded.search_from) for t in terms if is_identifier_term(t)) if i >= 0]
     if named:
         return max(0, folded.line_offset(min(named)) - 60)
-    text = blank_letter_apostrophe_suffixes(folded.text.replace("_", " "))
+    text = _as_words(folded.text)
     pre = _prefilter(words, text) if words else None
     for i, w in islice(_candidates(pre, text, folded.search_from), SNIPPET_CANDIDATES) if pre else ():
         if _matched_term(w, terms, turkish):
@@ -208,6 +208,13 @@ class _FoldedLine:
             else:
                 lo = mid + 1
         return start + lo
+
+
+def _as_words(folded: str) -> str:
+    """Folded text as the snippet reads its words, offsets kept: ``_`` a space (``snake_case`` two words) and a
+    Turkish suffix after ``ʼ`` or ``ʹ`` blanked (:func:`dreamdb.analyzer.blank_letter_apostrophe_suffixes`), as the
+    analyzer reads them."""
+    return blank_letter_apostrophe_suffixes(folded.replace("_", " "))
 
 
 def _prefilter(terms: set[str], folded: str, turkish: bool = False) -> re.Pattern:
@@ -413,7 +420,7 @@ def best_snippet(body: str, query_terms: list[str] | dict[str, float], *, fallba
     # One regex pass over the whole folded text; hits are mapped to lines by offset.
     text = "\n".join(lines)
     # (a word ends before ʼ or ʹ and the suffix the analyzer drops after it, as the index read it: QA round 156-G F3)
-    folded = blank_letter_apostrophe_suffixes(fold_case(text).replace("_", " "))
+    folded = _as_words(fold_case(text))
     pre = _prefilter(words, folded, turkish) if words else None
     counts = [0] * len(lines)
     found: dict[int, set[str]] = {}  # line → the distinct terms it holds
@@ -427,7 +434,7 @@ def best_snippet(body: str, query_terms: list[str] | dict[str, float], *, fallba
     elif len(folded) != len(text):  # a rare character whose lowercase is longer: go line by line
         left = SNIPPET_CANDIDATES
         for n, ln in enumerate(lines):
-            folded_line = blank_letter_apostrophe_suffixes(fold_case(ln).replace("_", " "))
+            folded_line = _as_words(fold_case(ln))
             same = len(folded_line) == len(ln)  # (else no word as written: its analyses beside its own are not read)
             for i, w in _candidates(pre, folded_line):
                 term = _matched_term(w, terms, turkish) or (same and _stacked_match(ln[i:i + len(w)], terms, turkish))

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from datetime import date, datetime, timedelta, timezone
 
+from dreamdb.analyzer import TURKISH_LETTERS, TURKISH_TO_ASCII
 from dreamdb.records import record
 
 __all__ = ["TimeIntent", "TimeWindow", "find_time_intent", "time_window"]
@@ -90,13 +91,10 @@ _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 
             "dokuz": 9, "on": 10}
 """Number words, Turkish ones spelled without their letters (:func:`_plain`: ``üç`` is read ``uc``)."""
 
-_PLAIN = str.maketrans("çğıöşüâîû", "cgiosuaiu")
-
-
 def _plain(word: str) -> str:
     """``word`` lowercased and spelled without Turkish letters (``Üç`` → ``uc``, ``gün`` → ``gun``), as a Turkish
     time word may be typed (QA round 156-E: ``dun``, ``gecen hafta``)."""
-    return word.lower().replace("i\u0307", "i").translate(_PLAIN)
+    return word.lower().replace("i\u0307", "i").translate(TURKISH_TO_ASCII)
 _EN_NUMBER = r"(?P<n>[1-9]\d{0,2}|an?|one|two|three|four|five|six|seven|eight|nine|ten)"
 _TR_NUMBER = r"(?P<n>[1-9]\d{0,2}|bir|iki|üç|dört|beş|altı|yedi|sekiz|dokuz|on)"
 _EN_UNITS = {"day": "day", "days": "day", "week": "week", "weeks": "week", "month": "month", "months": "month",
@@ -150,7 +148,7 @@ _PATTERNS: list[tuple[str, object]] = [
     (r"en\s+son(?:uncu)?|en\s+yeni|son\s+zamanlarda|son\s+günlerde|son\s+dönemde|geçenlerde|yakın\s+zamanda"
      r"|yakınlarda", lambda m: ("recent", 0.0, 0.0)),
 ]
-_EITHER = {"ç": "[çc]", "ğ": "[ğg]", "ı": "[ıi]", "ö": "[öo]", "ş": "[şs]", "ü": "[üu]"}
+_EITHER = {t: f"[{t}{t.translate(TURKISH_TO_ASCII)}]" for t in TURKISH_LETTERS}  # (ş: [şs])
 _AS_WRITTEN = {r"dün(?:kü|den|e)?"}
 """Patterns whose Turkish letters must be typed (the plain spelling of ``dün``'s suffixed forms, ``dune``, is
 English); every other one also matches its words spelled without their Turkish letters (:func:`_either_spelling`)."""
