@@ -134,7 +134,8 @@ class Hit:
             signals of docs/ranking.md applied), in ``hybrid`` and ``rrf`` the fused score (reciprocal-rank fusion's
             scale, at most 2/61 ≈ 0.033 in ``rrf``, less in ``hybrid``'s weighted form; relative fusion's, 0–1, when
             BM25 is decisive), in ``dense`` the cosine (−1 … 1;
-            centred by language, docs/hybrid.md).
+            centred by language, docs/hybrid.md), times the window's recency under a query's time intent
+            (``yesterday``: docs/ranking.md, "Time intent").
             Compare it only within one recall's hits.
         date: the note's date, ISO-8601: ``YYYY-MM-DD``, or a date-time in UTC (``2026-08-19T04:30:00Z`` for a note's
             ``2026-08-18T23:30:00-05:00``), or ``None``; status and tags as indexed; level the importance 1–3 (3:

@@ -45,9 +45,10 @@ Rules (reference constants from SPEC §3, "about 200–512 tokens"):
    huge document is left to keyword search (BM25 indexes all of it). Work is
    bounded too: a 2 MB document chunks in well under a second.
 
-Edge cases: a document with a title but no description/body gives one chunk
-holding the title; a document with no text at all (no title either) gives no
-chunk.
+Edge cases: :func:`chunk_document` gives a document with a title but no
+description/body one chunk holding the title, and one with no text at all (no
+title either) none; the index embeds neither (:func:`has_text_to_embed`: a note
+of a title alone gets no chunk, docs/hybrid.md).
 
 The chunk's ``content_hash`` is the sha256 (hex) of its full text (title
 included), so identical text gets the identical key in every document and an
