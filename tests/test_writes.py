@@ -5051,3 +5051,26 @@ def test_a_note_linked_to_the_vaults_synonyms_file_is_no_note_for_sync_or_update
                                           " nothing was changed.")
     assert synonyms.read_text(encoding="utf-8") == "okapi, giraffid\n"
     assert not (tiny_vault / ".dreamdb" / "trash").exists() or not any((tiny_vault / ".dreamdb" / "trash").rglob("*.*"))
+
+
+@pytest.mark.skipif(not getattr(yaml, "__with_libyaml__", False), reason="PyYAML built without libyaml")
+def test_update_reads_the_frontmatter_with_libyaml_as_the_indexer_does(tmp_path: Path, monkeypatch):
+    """QA round 157-E F1: an update composed the frontmatter with PyYAML's pure-Python parser four times, 12–21 s an
+    edit of a note holding a 2 MB value (libyaml's parser: 0.03 s a reading). The edit reads it as the indexer does,
+    with libyaml's parser alone."""
+    vault = tmp_path / "_dream_context"
+    write_docs(vault, {"knowledge/big.md": "---\ntitle: Big\ndescription: " + "word " * 50_000 + "\nstatus: open\n"
+                                           "status: open\n---\nbody\n"})
+    pure_reads = []
+    real = yaml.SafeLoader.get_single_node
+
+    def counted(self):
+        pure_reads.append(1)
+        return real(self)
+
+    monkeypatch.setattr(yaml.SafeLoader, "get_single_node", counted)
+    update(vault, "big", status="done", now=NOW)
+    text = (vault / "knowledge" / "big.md").read_text()
+    # (the repeated key is found, by the reading this test is about: the last one edited, the first kept)
+    assert text.count("status: open") == 1 and "status: done" in text and text.count("word ") == 50_000
+    assert pure_reads == []  # every reading of the edit by libyaml's parser

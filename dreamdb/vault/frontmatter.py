@@ -28,6 +28,12 @@ except AttributeError:  # pragma: no cover - depends on the PyYAML build
 _INT, _FLOAT = "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"
 
 
+def yaml_loader() -> type:
+    """PyYAML's safe loader class this module builds on: ``yaml.CSafeLoader`` (libyaml's parser, ~100x faster on a
+    large frontmatter) where PyYAML was built with libyaml, else ``yaml.SafeLoader``."""
+    return _Base
+
+
 _BOOL, _TIMESTAMP = "tag:yaml.org,2002:bool", "tag:yaml.org,2002:timestamp"
 _STR = "tag:yaml.org,2002:str"
 

@@ -603,13 +603,18 @@ def _refuse_unreadable_size(expected: dict, changes: dict[str, Any]) -> None:
 def _top_nodes(text: str) -> list | None:
     """``(key node, value node)`` of a YAML mapping's top level (``None`` when ``text`` is no mapping); a
     double-quoted scalar's surrogate-pair escape read as its code point, as the indexer reads it
-    (:func:`dreamdb.vault.frontmatter.joined_surrogates`)."""
+    (:func:`dreamdb.vault.frontmatter.joined_surrogates`).
+
+    Composed by the loader the indexer reads a frontmatter with (:func:`dreamdb.vault.frontmatter.yaml_loader`,
+    libyaml's parser where PyYAML has it, which the edit's own reading of the frontmatter already passed): PyYAML's
+    pure-Python parser took 3.4 s on a 2 MB value against 0.03 s, four times an ``update`` (QA round 157-E F1: 12–21 s
+    an edit of such a note)."""
     import yaml
 
-    from dreamdb.vault.frontmatter import joined_surrogates
+    from dreamdb.vault.frontmatter import joined_surrogates, yaml_loader
 
     try:
-        node = yaml.compose(joined_surrogates(text), Loader=yaml.SafeLoader)
+        node = yaml.compose(joined_surrogates(text), Loader=yaml_loader())
     except yaml.YAMLError:
         return None
     return node.value if isinstance(node, yaml.MappingNode) else None
