@@ -3857,7 +3857,7 @@ class Index:
         intent = None
         if explain and plan.time_intent is not None:
             intent = plan.window.as_json() if plan.window is not None else {
-                "phrase": plan.time_intent.phrase, "from": None, "to": None, "scale_days": None}
+                "phrase": plan.time_intent.phrase, "from": None, "to": None, "day": None, "scale_days": None}
         for r in ranked:
             p = prepared.get(r.rowid)
             if p is None:

@@ -66,7 +66,7 @@ def _dense_only(conn, rowids: list[int], now_days: float, plan: QueryPlan, expla
         f"SELECT id, doc_id, type, date, date_days, status, is_capture, confidence FROM documents WHERE id IN ({marks})", rest
     ):
         rec = (S.recency_factor(None if date_days is None else now_days - date_days) if plan.window is None
-               else S.window_recency(date_days, plan.window))
+               else S.window_recency(date_days, plan.window, date is not None and len(date) > 10))
         out[rowid] = Ranked(rowid, doc_id, typ, date, date_days, status, raw.get(rowid, 0.0), 0.0, 0.0, 0.0, 0.0,
                             rec, S.status_factor(status), S.type_factor(typ, bool(is_capture)),
                             S.confidence_factor(confidence), 0.0)

@@ -62,15 +62,84 @@ def test_other_words_are_no_time_intent(query):
 def test_windows_against_the_clock():
     day = time_window(find_time_intent("yesterday")[0], NOW_DT)
     assert day.as_json() == {"phrase": "yesterday", "from": "2026-08-17T00:00Z", "to": "2026-08-17T23:59Z",
-                             "scale_days": 1.0}
-    # a clock with an offset: that zone's yesterday, and the date written alone (midnight UTC) inside it too
+                             "day": "2026-08-17", "scale_days": 1.0}
+    # a clock with an offset: that zone's yesterday for a time of day, the date for a note dated with it alone
     east = time_window(find_time_intent("dün")[0], datetime(2026, 8, 18, 1, tzinfo=timezone(timedelta(hours=3))))
-    assert east.as_json()["from"] == "2026-08-16T21:00Z" and east.as_json()["to"] == "2026-08-17T23:59Z"
+    assert east.as_json() == {"phrase": "dün", "from": "2026-08-16T21:00Z", "to": "2026-08-17T20:59Z",
+                              "day": "2026-08-17", "scale_days": 1.0}
+    assert east.describe() == "'dün' (2026-08-17, a time of day 2026-08-16T21:00Z to 2026-08-17T20:59Z, scale 1 d)"
     week = time_window(find_time_intent("last week")[0], NOW_DT)
     assert (week.start, week.end, week.scale) == (NOW_DAYS - 7, NOW_DAYS, 7.0)
     ago = time_window(find_time_intent("3 weeks ago")[0], NOW_DT)
     assert (ago.start, ago.end, ago.scale) == (NOW_DAYS - 24.5, NOW_DAYS - 17.5, 7.0)
     assert time_window(find_time_intent("latest")[0], NOW_DT) is None  # (names no period)
+
+
+def _days_of(day: str) -> float:
+    return datetime.fromisoformat(day).replace(tzinfo=timezone.utc).timestamp() / 86400.0
+
+
+@pytest.mark.parametrize("query, inside", [("yesterday", "2026-08-17"), ("2 days ago", "2026-08-16"),
+                                           ("dün", "2026-08-17"), ("today", "2026-08-18")])
+def test_a_note_dated_with_a_date_alone_is_read_as_its_day(query, inside):
+    """QA round 157-A F1: the window of "yesterday" ended a microsecond before the next midnight, and a note dated
+    with the next date alone (its midnight UTC) was that microsecond after it: recency 1/(1 + 1.2e-11), shown
+    ×1.0000, where the day before's note had 0.5. A note dated with a date alone is read by its date, as
+    ``--since yesterday --until yesterday`` reads it: the next date is one day outside, as the one before is."""
+    w = time_window(find_time_intent(query)[0], NOW_DT)
+    day = _days_of(inside)
+    assert S.window_recency(day, w, timed=False) == 1.0
+    assert S.window_recency(day + 1.0, w, timed=False) == S.window_recency(day - 1.0, w, timed=False) == 0.5
+    assert S.window_recency(day + 2.0, w, timed=False) == pytest.approx(1 / 3)
+    # a time of day: that day's instants, to its last one
+    assert S.window_recency(day + 0.5, w) == S.window_recency(day + 1.0 - 1e-9, w) == 1.0
+    assert S.window_recency(day + 1.25, w) == pytest.approx(0.8)
+
+
+def test_a_date_alone_is_outside_yesterday_with_a_clock_west_of_utc(monkeypatch):
+    """QA round 157-A F1: with the machine's clock in Los Angeles, "yesterday" (local) runs to 07:00 UTC of the
+    local today, and today's date written alone (its midnight UTC) fell inside it: the union of the local day and
+    the UTC date swallowed it."""
+    import time
+
+    monkeypatch.setenv("TZ", "America/Los_Angeles")
+    time.tzset()
+    try:
+        now = datetime(2026, 8, 18, 10).astimezone()  # (the current time as dreamdb reads it: the machine's zone)
+        w = time_window(find_time_intent("yesterday")[0], now, machine_clock=True)
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+    assert w.as_json()["from"] == "2026-08-17T07:00Z" and w.as_json()["to"] == "2026-08-18T06:59Z"
+    assert S.window_recency(_days_of("2026-08-18"), w, timed=False) == 0.5  # (today's date: outside)
+    assert S.window_recency(_days_of("2026-08-17"), w, timed=False) == 1.0
+    assert S.window_recency(_days_of("2026-08-18") + 3 / 24, w) == 1.0  # (03:00 UTC: 20:00 yesterday, local)
+
+
+def test_a_days_window_ends_below_the_next_midnight_far_from_1970():
+    """QA round 157-A F1: a microsecond (1.2e-11 days) is below a float's resolution there: the window of
+    "yesterday" at the end of 9999 ended at the next midnight, shown ``to 9999-12-31T00:00Z``."""
+    w = time_window(find_time_intent("yesterday")[0], datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc))
+    last = _days_of("9999-12-31")
+    assert w.end < last and w.as_json()["to"] == "9999-12-30T23:59Z"
+    assert S.window_recency(last, w) < 1.0 and S.window_recency(last, w, timed=False) == 0.5
+
+
+@pytest.mark.parametrize("engine", ["sql", "memory"])
+def test_recall_reads_a_date_alone_as_its_day(tiny_vault, engine):
+    """QA round 157-A F1, end to end: the note dated with today's date alone is a day away from "yesterday", as
+    the day before yesterday's is; the note of yesterday comes first alone."""
+    write_docs(tiny_vault, {f"knowledge/{name}.md": f"---\ntitle: Deploy note\ndate: {day}\n---\ndeploy pipeline\n"
+                            for name, day in (("a-today", "2026-08-18"), ("b-yday", "2026-08-17"),
+                                              ("c-2days", "2026-08-16"))})
+    index = dreamdb.open(tiny_vault, engine=engine)
+    hits = index.recall("deploy pipeline yesterday", top=3, now=NOW, explain=True)
+    assert [(h.doc_id, h.signals["recency"]) for h in hits] == [
+        ("knowledge/b-yday", 1.0), ("knowledge/a-today", 0.5), ("knowledge/c-2days", 0.5)]
+    hits = index.recall("deploy pipeline 2 days ago", top=3, now=NOW, explain=True)
+    assert [(h.doc_id, h.signals["recency"]) for h in hits] == [
+        ("knowledge/c-2days", 1.0), ("knowledge/b-yday", 0.5), ("knowledge/a-today", pytest.approx(1 / 3))]
+    index.close()
 
 
 def test_window_recency_is_full_inside_and_halves_one_window_away():
@@ -124,7 +193,7 @@ def test_latest_is_not_searched_and_keeps_the_plain_recency(tiny_vault):
         plain = index.recall("parser test fix", top=5, now=NOW, explain=True)
         assert [(h.doc_id, h.rank_score) for h in hits] == [(h.doc_id, h.rank_score) for h in plain]
         assert hits[0].signals["time_intent"] == {"phrase": q[:-len(" parser test fix")], "from": None, "to": None,
-                                                  "scale_days": None}
+                                                  "day": None, "scale_days": None}
         assert any("names no period" in n for n in index.take_notes())
 
 
@@ -137,7 +206,8 @@ def test_explain_shows_the_time_intent(tiny_vault):
                for n in notes), notes
     by_id = {h.doc_id: h for h in hits}
     assert by_id["knowledge/parser-flake"].signals["time_intent"] == {
-        "phrase": "yesterday", "from": "2026-08-17T00:00Z", "to": "2026-08-17T23:59Z", "scale_days": 1.0}
+        "phrase": "yesterday", "from": "2026-08-17T00:00Z", "to": "2026-08-17T23:59Z", "day": "2026-08-17",
+        "scale_days": 1.0}
     assert by_id["knowledge/parser-flake"].signals["recency"] == 1.0
     assert by_id["knowledge/undated"].signals["recency"] == 0.5
     assert not any(t["term"] == "yesterday" for h in hits for t in h.terms)  # (not searched)
@@ -175,10 +245,14 @@ def test_engines_agree_under_a_time_intent(tiny_vault, kernel):
     _vault(tiny_vault)
     write_docs(tiny_vault, {f"knowledge/n{i}.md": f"---\ndate: 2026-{1 + i % 8:02d}-{1 + i % 27:02d}\n---\nparser"
                             f" fix {'test ' * (i % 5)} note {i}\n" for i in range(60)})
+    # dated with a time of day around the clock's days (a date alone is read by its date, these by their instant)
+    write_docs(tiny_vault, {f"knowledge/t{i}.md": f"---\ndate: 2026-08-{15 + i % 4}T{i % 24:02d}:30:00+05:00\n---\n"
+                            f"parser fix {'test ' * (i % 3)} timed {i}\n" for i in range(24)})
     index = dreamdb.open(tiny_vault)
     index.sync()
     engine = MemoryEngine(index.conn, kernel=kernel)
-    for q in ("parser test fix yesterday", "parser fix last week", "parser note today", "parser 3 weeks ago"):
+    for q in ("parser test fix yesterday", "parser fix last week", "parser note today", "parser 3 weeks ago",
+              "parser timed 2 days ago", "parser fix timed today"):
         plan = plan_query(q)
         plan = replace(plan, window=time_window(plan.time_intent, NOW_DT))
         for top in (1, 3, 10):
@@ -187,7 +261,7 @@ def test_engines_agree_under_a_time_intent(tiny_vault, kernel):
             assert [x.doc_id for x in a] == [x.doc_id for x in b], (q, top)
             for x, y in zip(a, b):
                 assert x.rank_score == pytest.approx(y.rank_score, rel=1e-9)
-                assert x.recency == y.recency == S.window_recency(x.date_days, plan.window)
+                assert x.recency == y.recency == S.window_recency(x.date_days, plan.window, len(x.date or "") > 10)
 
 
 @pytest.mark.parametrize("kernel", [None, False])

@@ -245,6 +245,7 @@ class MemoryEngine:
         self.types_list = [r[2] for r in rows]
         self.date_days_list = self.date_days.tolist()
         self.timed = np.fromiter((bool(r[14]) for r in rows), dtype=bool, count=n)  # dated with a time of day
+        self.timed_list = self.timed.tolist()
         self.static = np.array([S.status_factor(r[4]) * S.type_factor(r[2], bool(r[5])) * S.confidence_factor(r[6])
                                 for r in rows], dtype=np.float64)
         self.static_list = self.static.tolist()
@@ -626,9 +627,12 @@ class MemoryEngine:
         elementwise: 1 inside the window, 1/(1 + d/scale) d days outside it, :data:`~dreamdb.ranking.signals.WINDOW_UNKNOWN`
         undated)."""
         d = self.date_days
+        start, end = window.start, window.end
+        if window.day_start is not None:  # (a date alone is read by its date: signals.window_recency's timed)
+            start, end = np.where(self.timed, start, window.day_start), np.where(self.timed, end, window.day_end)
         with np.errstate(divide="ignore", invalid="ignore"):  # (NaN: undated; each branch is computed for every date)
-            out = np.where(d < window.start, 1.0 / (1.0 + (window.start - d) / window.scale),
-                           np.where(d > window.end, 1.0 / (1.0 + (d - window.end) / window.scale), 1.0))
+            out = np.where(d < start, 1.0 / (1.0 + (start - d) / window.scale),
+                           np.where(d > end, 1.0 / (1.0 + (d - end) / window.scale), 1.0))
         out[np.isnan(d)] = S.WINDOW_UNKNOWN
         return out
 
@@ -807,7 +811,7 @@ class MemoryEngine:
         dates, statics = self.date_days_list, self.static_list
         rows = [(r, f, c, dates[i], statics[i], x) for r, f, c, i, x in zip(raws, bm25fs, covs, positions, structured)]
         recency, unknown, mix, weight, tie = S.recency_factor, S.RECENCY_UNKNOWN, S.BM25F_MIX, S.IDENTITY_WEIGHT, S.tie_score
-        window, in_window = plan.window, S.window_recency
+        window, in_window, timed = plan.window, S.window_recency, self.timed_list
         inf, doc_ids = float("inf"), self.doc_ids
         keyed = []
         for j, (_r, f, c, d, static, x) in enumerate(rows):
@@ -816,7 +820,7 @@ class MemoryEngine:
             if window is None:
                 rec = recency(now_days - d) if d == d else unknown  # NaN: unknown date
             else:  # (the query's time intent: QueryPlan.window)
-                rec = in_window(d, window)
+                rec = in_window(d, window, timed[positions[j]])
             # Ties break as in the SQL engine: rankScore (S.tie_score), then newest, then the smaller doc_id.
             score = (base_j + identity_j) * rec * static
             keyed.append((-tie(score), -d if d == d else inf, doc_ids[positions[j]], j, base_j, identity_j, rec, score))

@@ -2504,7 +2504,7 @@ def rank(conn, plan: QueryPlan, *, top: int, now_days: float, filters: Filters |
         if window is None:
             rec = S.recency_factor(None if date_days is None else now_days - date_days)
         else:  # (the query's time intent: QueryPlan.window)
-            rec = S.window_recency(date_days, window)
+            rec = S.window_recency(date_days, window, date is not None and len(date) > 10)
         sf = S.status_factor(status)
         tf_ = S.type_factor(typ, bool(is_capture))
         cf = S.confidence_factor(confidence)

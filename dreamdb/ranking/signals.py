@@ -59,19 +59,26 @@ WINDOW_UNKNOWN = 0.5
 length away, the middle of that recency's range (0, 1], as :data:`RECENCY_UNKNOWN` is of [0.85, 1]."""
 
 
-def window_recency(date_days: float | None, window) -> float:
+def window_recency(date_days: float | None, window, timed: bool = True) -> float:
     """Recency under a query's time intent (:class:`dreamdb.ranking.timeintent.TimeWindow`), in place of
     :func:`recency_factor`: 1 for a document dated inside the window (``start`` to ``end``), 1/(1 + d/``scale``) for
     one dated d days outside it (half at one window length away: "yesterday" halves a day off, "last week" a week
     off); :data:`WINDOW_UNKNOWN` for an unknown date (``None`` or NaN). In (0, 1]: rankScore's multipliers stay ≤ 1.
     A hyperbola, not 0.5^(d/scale): far from the window the content still orders documents (0.5^(d/scale) is 10⁻⁶
-    three weeks before "yesterday", and 0 a few years before, where every document would tie)."""
+    three weeks before "yesterday", and 0 a few years before, where every document would tie).
+
+    ``timed``: the document is dated with a time of day (its ``date`` longer than ``YYYY-MM-DD``). One dated with a
+    date alone is read by its date where a calendar day's window gives one (``day_start`` to ``day_end``), as
+    ``--since yesterday --until yesterday`` reads it: the next day's note is a day outside "yesterday", as the day
+    before's is (QA round 157-A F1: its midnight UTC was a microsecond after the window, at full recency)."""
     if date_days is None or date_days != date_days:
         return WINDOW_UNKNOWN
-    if date_days < window.start:
-        return 1.0 / (1.0 + (window.start - date_days) / window.scale)
-    if date_days > window.end:
-        return 1.0 / (1.0 + (date_days - window.end) / window.scale)
+    start, end = (window.start, window.end) if timed or window.day_start is None else (window.day_start,
+                                                                                       window.day_end)
+    if date_days < start:
+        return 1.0 / (1.0 + (start - date_days) / window.scale)
+    if date_days > end:
+        return 1.0 / (1.0 + (date_days - end) / window.scale)
     return 1.0
 
 

@@ -16,6 +16,7 @@ words are only not searched. The first one the query holds is its intent.
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import date, datetime, timedelta, timezone
 
@@ -23,8 +24,6 @@ from dreamdb.analyzer import TURKISH_LETTERS, TURKISH_TO_ASCII
 from dreamdb.records import record
 
 __all__ = ["TimeIntent", "TimeWindow", "find_time_intent", "time_window"]
-
-_MICROSECOND_DAYS = 1e-6 / 86400.0
 
 _UNIT_DAYS = {"day": 1.0, "week": 7.0, "month": 30.0, "year": 365.0}
 """Days in a unit of a span ("last week": the 7 days before now; "last month": the 30 days before now)."""
@@ -55,31 +54,51 @@ class TimeWindow:
 
     A document dated from ``start`` to ``end`` (inclusive) is inside it, at full recency; one dated ``d`` days
     outside it has recency 1/(1 + d/``scale``): half at one window length away
-    (:func:`dreamdb.ranking.signals.window_recency`).
+    (:func:`dreamdb.ranking.signals.window_recency`). A calendar day's window ("yesterday", "3 days ago") reads a
+    document dated with a date alone by its date, as ``--since``/``--until`` do: inside when its date is the day
+    (``day_start`` to ``day_end``, that date's midnight UTC), else as many days outside as its date is from the
+    day's (the next day's note one day after it, as the day before's is one day before it).
 
     Attributes:
         phrase: the expression as typed (:attr:`TimeIntent.phrase`).
-        start, end: the window's first and last instants.
+        start, end: the window's first and last instants (a calendar day's: its midnights in the clock's time
+            zone, ``end`` the largest float below the next one; a span's: ``end`` is now).
         scale: the window's length in days, the distance at which recency halves.
+        day_start, day_end: a calendar day's window for a document dated with a date alone: the midnights UTC of
+            its first and last date (one day: the same); ``None`` for a span, whose ``start`` and ``end`` read such
+            a document at its midnight UTC, as ``--since 7d`` does.
     """
 
     phrase: str
     start: float
     end: float
     scale: float
+    day_start: float | None = None
+    day_end: float | None = None
 
     def as_json(self) -> dict:
-        """``{"phrase", "from", "to", "scale_days"}`` (``from``, ``to``: ISO-8601 instants in UTC, to the minute), for
-        ``--json --explain``'s ``signals.time_intent``."""
-        return {"phrase": self.phrase, "from": _iso(self.start), "to": _iso(self.end), "scale_days": self.scale}
+        """``{"phrase", "from", "to", "day", "scale_days"}`` (``from``, ``to``: ISO-8601 instants in UTC, to the
+        minute; ``day``: a calendar day's date, ``YYYY-MM-DD``, else ``None``), for ``--json --explain``'s
+        ``signals.time_intent``."""
+        return {"phrase": self.phrase, "from": _iso(self.start), "to": _iso(self.end),
+                "day": None if self.day_start is None else _iso(self.day_start)[:10], "scale_days": self.scale}
 
     def describe(self) -> str:
-        """One line for ``--explain``: ``'yesterday' (2026-08-17T00:00Z to 2026-08-17T23:59Z, scale 1 d)``."""
-        return f"{self.phrase!r} ({_iso(self.start)} to {_iso(self.end)}, scale {self.scale:g} d)"
+        """One line for ``--explain``: ``'yesterday' (2026-08-17T00:00Z to 2026-08-17T23:59Z, scale 1 d)``; a
+        calendar day of a clock whose midnights are not UTC's names the date too: ``'yesterday' (2026-08-17, a
+        time of day 2026-08-16T21:00Z to 2026-08-17T20:59Z, scale 1 d)``."""
+        span = f"{_iso(self.start)} to {_iso(self.end)}"
+        if self.day_start is not None and _iso(self.day_start) != _iso(self.start):
+            span = f"{_iso(self.day_start)[:10]}, a time of day {span}"
+        return f"{self.phrase!r} ({span}, scale {self.scale:g} d)"
 
 
 def _iso(days: float) -> str:
-    when = datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(days=days)
+    """The instant ``days`` to the minute it is in (floored: a day's last instant, just below the next midnight, is
+    its 23:59, where timedelta's rounding to the microsecond gave the next day's 00:00)."""
+    whole = math.floor(days)
+    minute = min(1439, math.floor((days - whole) * 1440.0))
+    when = datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(days=whole, minutes=minute)
     return when.strftime("%Y-%m-%dT%H:%MZ")
 
 
@@ -192,9 +211,9 @@ def time_window(intent: TimeIntent, now: datetime, *, machine_clock: bool = Fals
     period.
 
     * ``day``: the calendar day ``amount`` days before ``now``'s, as ``--since``/``--until`` read ``yesterday``
-      (:mod:`dreamdb.timeparse`): the date's midnight UTC to the next (a document dated with a date alone) and
-      that day's midnights in ``now``'s time zone (one dated with a time of day; the machine's zone with
-      ``machine_clock``), whichever starts first to whichever ends last; scale 1 day.
+      (:mod:`dreamdb.timeparse`): a document dated with a date alone is inside when its date is that day's
+      (``day_start``, ``day_end``), one dated with a time of day when its instant is within that day's midnights in
+      ``now``'s time zone (the machine's zone with ``machine_clock``); scale 1 day.
     * ``span``: the ``amount`` days before ``now``; scale ``amount``.
     * ``around``: ``width`` days centred ``amount`` days before ``now``; scale ``width``.
     * ``recent`` ("latest", "recently", "en son"): no window. Such a word asks for the newest matches first, which
@@ -228,6 +247,6 @@ def time_window(intent: TimeIntent, now: datetime, *, machine_clock: bool = Fals
         last_days = last.astimezone(timezone.utc).timestamp() / 86400.0
     except (OverflowError, ValueError, OSError):  # (the first days of the year 1: the span before now instead)
         return TimeWindow(intent.phrase, now_days - intent.amount - 1.0, now_days, 1.0)
-    start = min(dated, first_days)
-    end = max(dated + 1.0, last_days) - _MICROSECOND_DAYS  # (the day's last instant, as --until's)
-    return TimeWindow(intent.phrase, start, end, 1.0)
+    # (the day's last instant is the largest float below the next midnight, as --until's: a microsecond less is no
+    # float at all far from 1970, QA round 157-A F1)
+    return TimeWindow(intent.phrase, first_days, math.nextafter(last_days, -math.inf), 1.0, dated, dated)
