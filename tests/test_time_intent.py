@@ -59,6 +59,40 @@ def test_other_words_are_no_time_intent(query):
     assert find_time_intent(query) == (None, query)
 
 
+@pytest.mark.parametrize("query", ["knowledge/yesterday", "yesterday.md", "today() slugify generateId",
+                                   "utils.today returns", "#today tag", "@yesterday", "see today-fn", "src\\today",
+                                   "yesterday/report.txt", "make last-week", "last week_summary", "dün.md",
+                                   "-3 days ago"])
+def test_a_time_word_joined_to_a_path_or_code_is_searched(query):
+    """QA round 157-A F2: the expressions were bounded by non-word characters, so ``/``, ``.``, ``(`` and ``-`` were
+    boundaries and ``knowledge/yesterday`` (a note's id), ``yesterday.md`` (its file) printed "No matches.", and
+    ``today()`` was not searched. A phrase joined to a path's or code's character is searched as words (``-3 days
+    ago``, a minus before the number, too: no time intent)."""
+    assert find_time_intent(query) == (None, query)
+
+
+@pytest.mark.parametrize("query, phrase", [("what changed yesterday.", "yesterday"), ("yesterday, we shipped", "yesterday"),
+                                           ("(last week) releases", "last week"), ("was it today?", "today"),
+                                           ("yesterday's notes", "yesterday's"), ("dün. ne oldu", "dün"),
+                                           ("what happened yesterday...", "yesterday"), ('"yesterday"', "yesterday")])
+def test_a_sentences_punctuation_after_a_time_word_is_no_join(query, phrase):
+    assert find_time_intent(query)[0].phrase == phrase
+
+
+def test_recall_finds_a_note_by_an_id_or_file_name_holding_a_time_word(tiny_vault):
+    """QA round 157-A F2, end to end: ``knowledge/yesterday`` and ``yesterday.md`` are the note's id and file."""
+    write_docs(tiny_vault, {"knowledge/yesterday.md": "---\ntitle: Yesterday\ndate: 2025-01-01\n---\nThe Beatles"
+                                                      " song.\n",
+                            "knowledge/today-fn.md": "---\ntitle: The today() helper\ndate: 2025-03-01\n---\nOur"
+                                                     " date utility today() returns the local date.\n",
+                            "knowledge/other.md": "---\ntitle: Other\ndate: 2026-08-17\n---\nslugify notes\n"})
+    index = dreamdb.open(tiny_vault)
+    for q in ("knowledge/yesterday", "yesterday.md"):
+        assert [h.doc_id for h in index.recall(q, top=1, now=NOW)] == ["knowledge/yesterday"], q
+    assert index.recall("today() slugify", top=1, now=NOW)[0].doc_id == "knowledge/today-fn"
+    index.close()
+
+
 def test_windows_against_the_clock():
     day = time_window(find_time_intent("yesterday")[0], NOW_DT)
     assert day.as_json() == {"phrase": "yesterday", "from": "2026-08-17T00:00Z", "to": "2026-08-17T23:59Z",

@@ -6,7 +6,7 @@ Pure and deterministic: :func:`find_time_intent` reads the query's text alone (n
 the window through :func:`dreamdb.ranking.signals.window_recency`. docs/ranking.md ("Time intent") has the rules.
 
 The expressions are a small closed list, in English and Turkish (:data:`_PATTERNS`), matched in any case, each as
-whole words: a calendar day (today, yesterday, the day before yesterday, N days ago; bugün, dün, evvelsi gün,
+whole words, not joined to a path's or code's characters (:data:`_AFTER`): a calendar day (today, yesterday, the day before yesterday, N days ago; bugün, dün, evvelsi gün,
 N gün önce), the span of days before now (this/last/past week, month or year, the last N days, weeks or months;
 bu/geçen hafta, ay, yıl, son bir hafta, son N gün), a unit around N units ago (2 weeks ago, 3 ay önce), and recency
 with no stated span (recently, lately, latest, newest, most recent, these days; en son, en yeni, son zamanlarda,
@@ -181,7 +181,13 @@ def _either_spelling(pattern: str) -> str:
     return pattern if pattern in _AS_WRITTEN else "".join(_EITHER.get(c, c) for c in pattern)
 
 
-_COMPILED = [(re.compile(rf"(?<!\w)(?:{_either_spelling(p)})(?!\w)", re.IGNORECASE), read) for p, read in _PATTERNS]
+_BEFORE = r"(?<![\w/\\.@#-])"
+_AFTER = r"(?![\w(/]|[.-]\w)"
+"""What an expression may not be joined to, before and after it: a word's letters, and a path's or code's characters
+(``knowledge/yesterday``, ``yesterday.md``, ``today()``, ``utils.today``, ``#today``, ``today-fn``: a file, a
+function, a tag or an id, QA round 157-A F2). A sentence's period or comma after it is no join (``what changed
+yesterday.``, ``yesterday, we``), nor an apostrophe's suffix (``yesterday's``, ``dün'kü``)."""
+_COMPILED = [(re.compile(rf"{_BEFORE}(?:{_either_spelling(p)}){_AFTER}", re.IGNORECASE), read) for p, read in _PATTERNS]
 
 
 def find_time_intent(text: str) -> tuple[TimeIntent | None, str]:
