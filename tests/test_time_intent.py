@@ -159,6 +159,44 @@ def test_a_days_window_ends_below_the_next_midnight_far_from_1970():
     assert S.window_recency(last, w) < 1.0 and S.window_recency(last, w, timed=False) == 0.5
 
 
+def test_windows_at_the_ends_of_the_calendar():
+    """QA round 157-A F4: ``--explain`` raised OverflowError (exit 70) for a window reaching before the year 1; "today"
+    at the end of 9999 fell back to the day before; the year 1 was written ``1-01-01T00:00Z``. The window is read
+    whole and shown clamped to the years 1–9999, four-digit years."""
+    utc = timezone.utc
+    w = time_window(find_time_intent("yesterday")[0], datetime(1, 1, 1, tzinfo=utc))
+    assert w.as_json() == {"phrase": "yesterday", "from": "0001-01-01T00:00Z", "to": "0001-01-01T00:00Z",
+                           "day": "0001-01-01", "scale_days": 1.0}
+    assert S.window_recency(_days_of("0001-01-01"), w, timed=False) == 0.5  # (a day after it: as ever)
+    w = time_window(find_time_intent("last 999 years")[0], datetime(500, 1, 1, tzinfo=utc))
+    assert w.describe() == "'last 999 years' (0001-01-01T00:00Z to 0500-01-01T00:00Z, scale 364635 d)"
+    w = time_window(find_time_intent("today")[0], datetime(9999, 12, 31, tzinfo=utc))
+    assert w.as_json() == {"phrase": "today", "from": "9999-12-31T00:00Z", "to": "9999-12-31T23:59Z",
+                           "day": "9999-12-31", "scale_days": 1.0}
+    assert S.window_recency(_days_of("9999-12-31"), w, timed=False) == S.window_recency(_days_of("9999-12-31") + 0.9, w) == 1.0
+    # a local day whose midnight is before the year 1 in UTC: 0001-01-01T00:00+09:00 is 0000-12-31T15:00Z
+    w = time_window(find_time_intent("yesterday")[0], datetime(1, 1, 2, 5, tzinfo=timezone(timedelta(hours=9))))
+    assert (w.start, w.end) == (_days_of("0001-01-01") - 9 / 24, pytest.approx(_days_of("0001-01-02") - 9 / 24))
+    assert w.as_json()["from"] == "0001-01-01T00:00Z" and w.as_json()["to"] == "0001-01-01T14:59Z"
+    for now in (datetime(1, 1, 1, tzinfo=utc), datetime(9999, 12, 31, 23, 59, tzinfo=utc)):
+        for q in ("today", "yesterday", "999 days ago", "last 999 years", "999 years ago", "last week"):
+            w = time_window(find_time_intent(q)[0], now)
+            assert len(w.describe()) and datetime.fromisoformat(w.as_json()["from"].replace("Z", "+00:00"))
+
+
+def test_cli_explains_a_window_before_the_year_1(tiny_vault):
+    from click.testing import CliRunner
+
+    from dreamdb.cli import cli
+
+    _vault(tiny_vault)
+    for now, q in (("0001-01-01", "parser fix yesterday"), ("0500-01-01", "parser fix last 999 years")):
+        for extra in ([], ["--json"]):
+            out = CliRunner().invoke(cli, ["recall", "--vault", str(tiny_vault), "--now", now, "--explain", *extra, q])
+            assert out.exit_code == 0, out.output
+            assert "0001-01-01T00:00Z" in out.output
+
+
 @pytest.mark.parametrize("engine", ["sql", "memory"])
 def test_recall_reads_a_date_alone_as_its_day(tiny_vault, engine):
     """QA round 157-A F1, end to end: the note dated with today's date alone is a day away from "yesterday", as

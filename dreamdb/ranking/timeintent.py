@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime, timezone
 
 from dreamdb.analyzer import TURKISH_LETTERS, TURKISH_TO_ASCII
 from dreamdb.records import record
@@ -93,13 +93,25 @@ class TimeWindow:
         return f"{self.phrase!r} ({span}, scale {self.scale:g} d)"
 
 
+_EPOCH = date(1970, 1, 1).toordinal()
+_FIRST_DAY, _END_DAY = float(date.min.toordinal() - _EPOCH), float(date.max.toordinal() + 1 - _EPOCH)
+"""0001-01-01T00:00Z and 10000-01-01T00:00Z in days since 1970: the dates a note can carry, and ``--now`` take."""
+
+
 def _iso(days: float) -> str:
     """The instant ``days`` to the minute it is in (floored: a day's last instant, just below the next midnight, is
-    its 23:59, where timedelta's rounding to the microsecond gave the next day's 00:00)."""
+    its 23:59, where timedelta's rounding to the microsecond gave the next day's 00:00), clamped to the years
+    1–9999 (a window reaching before the year 1, "yesterday" of 0001-01-01 or "the last 999 years" of 0500, starts
+    at 0001-01-01T00:00Z; one past 9999 ends at 9999-12-31T23:59Z; QA round 157-A F4: OverflowError), the year
+    written with four digits (``0001-01-01T00:00Z``)."""
+    if not days >= _FIRST_DAY:  # (NaN too)
+        days = _FIRST_DAY
+    elif days >= _END_DAY:
+        days = math.nextafter(_END_DAY, -math.inf)
     whole = math.floor(days)
     minute = min(1439, math.floor((days - whole) * 1440.0))
-    when = datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(days=whole, minutes=minute)
-    return when.strftime("%Y-%m-%dT%H:%MZ")
+    when = date.fromordinal(int(whole) + _EPOCH)
+    return f"{when.year:04d}-{when.month:02d}-{when.day:02d}T{minute // 60:02d}:{minute % 60:02d}Z"
 
 
 # -- the expressions ---------------------------------------------------------------------------------------------
@@ -228,7 +240,7 @@ def time_window(intent: TimeIntent, now: datetime, *, machine_clock: bool = Fals
       the gold set it put the newest note that matched above the decision the question meant. Its words are not
       searched all the same.
     """
-    from dreamdb.timeparse import _local_midnight, as_utc
+    from dreamdb.timeparse import as_utc
 
     now_utc = as_utc(now)
     now_days = now_utc.timestamp() / 86400.0
@@ -240,19 +252,25 @@ def time_window(intent: TimeIntent, now: datetime, *, machine_clock: bool = Fals
         middle = now_days - intent.amount
         return TimeWindow(intent.phrase, middle - intent.width / 2, middle + intent.width / 2, intent.width)
     local = now if now.tzinfo is not None and now.tzinfo.utcoffset(now) is not None else now_utc
-    try:
-        day = date(local.year, local.month, local.day) - timedelta(days=int(intent.amount))
-        nxt = day + timedelta(days=1)
-        dated = datetime(day.year, day.month, day.day, tzinfo=timezone.utc).timestamp() / 86400.0
-        if machine_clock:
-            first, last = _local_midnight(day), _local_midnight(nxt)
-        else:
-            first = datetime(day.year, day.month, day.day, tzinfo=local.tzinfo)
-            last = datetime(nxt.year, nxt.month, nxt.day, tzinfo=local.tzinfo)
-        first_days = first.astimezone(timezone.utc).timestamp() / 86400.0
-        last_days = last.astimezone(timezone.utc).timestamp() / 86400.0
-    except (OverflowError, ValueError, OSError):  # (the first days of the year 1: the span before now instead)
-        return TimeWindow(intent.phrase, now_days - intent.amount - 1.0, now_days, 1.0)
+    day = date(local.year, local.month, local.day).toordinal() - int(intent.amount)  # (may be before the year 1)
+    dated = float(day - _EPOCH)  # (the date's midnight UTC)
+    first_days, last_days = _midnight(day, local, machine_clock), _midnight(day + 1, local, machine_clock)
     # (the day's last instant is the largest float below the next midnight, as --until's: a microsecond less is no
     # float at all far from 1970, QA round 157-A F1)
     return TimeWindow(intent.phrase, first_days, math.nextafter(last_days, -math.inf), 1.0, dated, dated)
+
+
+def _midnight(day: int, local: datetime, machine_clock: bool) -> float:
+    """The first instant of the date of ordinal ``day`` (:meth:`date.toordinal`) in ``local``'s time zone (the
+    machine's with ``machine_clock``), in days since 1970-01-01 UTC. A date or instant outside the years 1–9999
+    (the day before 0001-01-01, the one after 9999-12-31, a midnight east of UTC on 0001-01-01) has ``local``'s
+    offset: a window of a day at the ends of the calendar, where it fell back to the day before now (QA round 157-A
+    F4: "today" at the end of 9999 was the day before)."""
+    from dreamdb.timeparse import _local_midnight
+
+    try:
+        d = date.fromordinal(day)
+        at = _local_midnight(d) if machine_clock else datetime(d.year, d.month, d.day, tzinfo=local.tzinfo)
+        return at.astimezone(timezone.utc).timestamp() / 86400.0
+    except (OverflowError, ValueError, OSError):
+        return float(day - _EPOCH) - local.utcoffset().total_seconds() / 86400.0
