@@ -2944,7 +2944,9 @@ class Index:
                               + (" (the query has no other term: searched too)" if plan.text == query else "") + ": "
                               + (f"{plan.window.describe()}; documents dated in it at full recency, others at 1/(1 +"
                                  " days outside it / scale)" if plan.window is not None else
-                                 f"{plan.time_intent.phrase!r}, which names no period: recency as for any query"))
+                                 f"{plan.time_intent.phrase!r}, which names no period: recency as for any query")
+                              + (f"; not searched either, the first setting the window: "
+                                 f"{', '.join(map(repr, plan.time_intent.also))}" if plan.time_intent.also else ""))
         if plan.unread:  # (not read past the word that brought the last term kept: QA round 155-C F2)
             many = plan.unread != 1
             self.notes.append(f"the query has more than {MAX_QUERY_TERMS} distinct terms; only the first "

@@ -159,6 +159,34 @@ def test_a_days_window_ends_below_the_next_midnight_far_from_1970():
     assert S.window_recency(last, w) < 1.0 and S.window_recency(last, w, timed=False) == 0.5
 
 
+@pytest.mark.parametrize("query, phrase, also, rest", [
+    ("deploy yesterday or last week", "yesterday", ("last week",), "deploy or"),
+    ("dün veya geçen hafta deploy", "dün", ("geçen hafta",), "veya deploy"),
+    ("latest deploy from last week", "latest", ("last week",), "deploy from"),
+    ("today today", "today", ("today",), ""),
+    ("the day before yesterday, not yesterday", "the day before yesterday", ("yesterday",), ", not"),
+])
+def test_every_time_expression_is_taken_out_the_first_is_the_intent(query, phrase, also, rest):
+    """QA round 157-A F5: only the first expression was taken out, the later ones searched as words
+    ("deploy yesterday or last week" searched ``week``: a note "Last Week Tonight" came up)."""
+    intent, left = find_time_intent(query)
+    assert (intent.phrase, intent.also) == (phrase, also)
+    assert " ".join(left.split()) == rest
+
+
+def test_a_later_time_expression_is_not_searched(tiny_vault):
+    write_docs(tiny_vault, {"knowledge/lwt.md": "---\ntitle: Last Week Tonight\ndate: 2025-01-01\n---\nThe show's"
+                                                " episode list, week by week.\n",
+                            "knowledge/deploy.md": "---\ntitle: Deploy note\ndate: 2026-08-17\n---\nWe changed the"
+                                                   " deploy pipeline.\n"})
+    index = dreamdb.open(tiny_vault)
+    assert plan_query("deploy yesterday or last week").terms == ["deploy"]
+    hits = index.recall("deploy yesterday or last week", top=5, now=NOW, explain=True)
+    assert [h.doc_id for h in hits] == ["knowledge/deploy"]
+    assert any("not searched either, the first setting the window: 'last week'" in n for n in index.take_notes())
+    index.close()
+
+
 def test_windows_at_the_ends_of_the_calendar():
     """QA round 157-A F4: ``--explain`` raised OverflowError (exit 70) for a window reaching before the year 1; "today"
     at the end of 9999 fell back to the day before; the year 1 was written ``1-01-01T00:00Z``. The window is read

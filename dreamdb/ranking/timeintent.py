@@ -11,7 +11,7 @@ N gün önce), the span of days before now (this/last/past week, month or year, 
 bu/geçen hafta, ay, yıl, son bir hafta, son N gün), a unit around N units ago (2 weeks ago, 3 ay önce), and recency
 with no stated span (recently, lately, latest, newest, most recent, these days; en son, en yeni, son zamanlarda,
 son günlerde, son dönemde, geçenlerde, yakın zamanda, yakınlarda), which gives no window (:func:`time_window`): its
-words are only not searched. The first one the query holds is its intent.
+words are only not searched. The first one the query holds is its intent; none of them is searched.
 """
 
 from __future__ import annotations
@@ -40,12 +40,15 @@ class TimeIntent:
             ``recent`` (newest first: no span named).
         amount: days, as ``kind`` reads them (0 for ``recent``).
         width: days of an ``around`` window (the unit named: "2 weeks ago" is a week around 14 days ago); else 0.
+        also: the query's later time expressions, as written: not searched either, and no part of the window
+            ("deploy yesterday or last week": ``("last week",)``).
     """
 
     phrase: str
     kind: str
     amount: float = 0.0
     width: float = 0.0
+    also: tuple = ()
 
 
 @record(frozen=True)
@@ -203,25 +206,42 @@ _COMPILED = [(re.compile(rf"{_BEFORE}(?:{_either_spelling(p)}){_AFTER}", re.IGNO
 
 
 def find_time_intent(text: str) -> tuple[TimeIntent | None, str]:
-    """The query's time intent and its text without it.
+    """The query's time intent and its text without its time expressions.
 
     Returns:
         ``(intent, rest)``: the first expression of :data:`_PATTERNS` in ``text`` (the one starting first; at one
-        position, the first pattern of the list: "the day before yesterday" before "yesterday") and ``text`` with
-        it replaced by a space; ``(None, text)`` when it holds none.
+        position, the first pattern of the list: "the day before yesterday" before "yesterday"), the later ones
+        (each starting after the one before ends) in its :attr:`TimeIntent.also`, and ``text`` with every one of
+        them replaced by a space (QA round 157-A F5: "deploy yesterday or last week" searched ``last`` and
+        ``week``, and a note "Last Week Tonight" came first); ``(None, text)`` when it holds none.
     """
     if not isinstance(text, str) or not text:
         return None, text
-    best = None
-    for pattern, read in _COMPILED:
-        m = pattern.search(text)
-        if m is not None and (best is None or m.start() < best[0].start()):
-            best = (m, read)
-    if best is None:
+    nexts = [pattern.search(text) for pattern, _ in _COMPILED]  # (each pattern's next match: searched again only
+    found, pos = [], 0  # once the scan has passed where it starts)
+    while True:
+        best = None
+        for i, (pattern, _) in enumerate(_COMPILED):
+            m = nexts[i]
+            if m is not None and m.start() < pos:
+                m = nexts[i] = pattern.search(text, pos)
+            if m is not None and (best is None or m.start() < best[0].start()):
+                best = (m, i)
+        if best is None:
+            break
+        found.append(best)
+        pos = best[0].end()
+    if not found:
         return None, text
-    m, read = best
-    kind, amount, width = read(m)
-    return TimeIntent(m.group(), kind, float(amount), float(width)), text[:m.start()] + " " + text[m.end():]
+    m, i = found[0]
+    kind, amount, width = _COMPILED[i][1](m)
+    rest, at = [], 0
+    for later, _ in found:
+        rest.append(text[at:later.start()])
+        at = later.end()
+    rest.append(text[at:])
+    return (TimeIntent(m.group(), kind, float(amount), float(width), tuple(x.group() for x, _ in found[1:])),
+            " ".join(rest))
 
 
 def time_window(intent: TimeIntent, now: datetime, *, machine_clock: bool = False) -> TimeWindow | None:
