@@ -540,7 +540,9 @@ def hits_text(hits, *, explain: bool = False) -> str:
                    if s.get("bm25_structured") is not None and s["bm25_structured"] != s["bm25"] else "")
                 + f" · bm25f {s['bm25f']:.4f} · base {s['base']:.4f} · title coverage {s['coverage']:.2f}"
                 f" · identity +{s['identity_boost']:.4f} · recency ×{s['recency']:.4f}"
-                + (f" (time intent {s['time_intent']['phrase']!r})" if s.get("time_intent") else "")
+                # (named where a window set the recency: a phrase naming no period, "latest", leaves the plain one)
+                + (f" (time intent {s['time_intent']['phrase']!r})"
+                   if s.get("time_intent") and s["time_intent"].get("from") is not None else "")
                 + f" · status ×{s['status_factor']}"
                 f" · type ×{s['type_factor']} · confidence ×{s['confidence_factor']:.3f}"
                 + (f" · dense {s['dense']:.4f}" if s.get("dense") is not None else "")

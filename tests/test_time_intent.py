@@ -330,6 +330,11 @@ def test_cli_json_explain_has_the_time_intent(tiny_vault, tmp_path):
     text = CliRunner().invoke(cli, ["recall", "--vault", str(tiny_vault), "--now", NOW, "--explain",
                                      "parser test fix yesterday"])
     assert "recency ×1.0000 (time intent 'yesterday')" in text.output
+    # a phrase that names no period sets no window: the recency is the plain one, not labelled (QA round 157-A F7)
+    text = CliRunner().invoke(cli, ["recall", "--vault", str(tiny_vault), "--now", NOW, "--explain",
+                                     "latest parser test fix"])
+    assert "names no period" in text.output and "recency ×" in text.output
+    assert "(time intent" not in text.output
 
 
 def test_a_query_of_the_expression_alone_still_searches_its_words(tiny_vault):
