@@ -45,6 +45,16 @@ NOW_DAYS = NOW_DT.timestamp() / 86400.0
     ("son 3 gunde ne degisti", "son 3 gunde", "span", 3, "ne degisti"),
     ("uc hafta once surum", "uc hafta once", "around", 21, "surum"),
     ("yakin zamanda duzeltilen hatalar", "yakin zamanda", "recent", 0, "duzeltilen hatalar"),
+    # the genitive, the plural locative of a recent period, a suffix after an apostrophe (QA round 157-A)
+    ("geçen ayın raporları", "geçen ayın", "span", 30, "raporları"),
+    ("bu haftanın işleri", "bu haftanın", "span", 7, "işleri"),
+    ("geçen haftanın notları", "geçen haftanın", "span", 7, "notları"),
+    ("gecen ayin raporlari", "gecen ayin", "span", 30, "raporlari"),
+    ("son aylarda ne değişti", "son aylarda", "recent", 0, "ne değişti"),
+    ("son haftalarda düzeltilen hatalar", "son haftalarda", "recent", 0, "düzeltilen hatalar"),
+    ("Dün'kü toplantı", "Dün'kü", "day", 1, "toplantı"),
+    ("bugün’ün işleri", "bugün’ün", "day", 0, "işleri"),
+    ("dünün notları", "dünün", "day", 1, "notları"),
 ])
 def test_time_expressions_are_found_and_taken_out(query, phrase, kind, amount, rest):
     intent, left = find_time_intent(query)

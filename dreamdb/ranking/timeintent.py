@@ -10,7 +10,7 @@ whole words, not joined to a path's or code's characters (:data:`_AFTER`): a cal
 N gün önce), the span of days before now (this/last/past week, month or year, the last N days, weeks or months;
 bu/geçen hafta, ay, yıl, son bir hafta, son N gün), a unit around N units ago (2 weeks ago, 3 ay önce), and recency
 with no stated span (recently, lately, latest, newest, most recent, these days; en son, en yeni, son zamanlarda,
-son günlerde, son dönemde, geçenlerde, yakın zamanda, yakınlarda), which gives no window (:func:`time_window`): its
+son günlerde, son haftalarda, son aylarda, son dönemde, geçenlerde, yakın zamanda, yakınlarda), which gives no window (:func:`time_window`): its
 words are only not searched. The first one the query holds is its intent; none of them is searched.
 """
 
@@ -120,6 +120,9 @@ def _iso(days: float) -> str:
 # -- the expressions ---------------------------------------------------------------------------------------------
 _APOS = "['\u2019\u02bc\u2018\u2032\u02b9]"  # (dreamdb.analyzer.APOSTROPHES: "yesterday's", "last week’s")
 _POSSESSIVE = f"(?:{_APOS}s)?"
+_SUFFIX = rf"(?:{_APOS}[^\W\d_]+)?"
+"""A Turkish suffix set off by an apostrophe (``Dün'kü``, ``bugün'e``): part of the expression, not a word to search
+(QA round 157-A: ``'kü`` was searched)."""
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
             "nine": 9, "ten": 10, "bir": 1, "iki": 2, "uc": 3, "dort": 4, "bes": 5, "alti": 6, "yedi": 7, "sekiz": 8,
             "dokuz": 9, "on": 10}
@@ -160,10 +163,10 @@ _PATTERNS: list[tuple[str, object]] = [
     (rf"{_EN_NUMBER}\s+days?\s+ago", lambda m: ("day", float(_number(m["n"])), 0.0)),
     (rf"{_TR_NUMBER}\s+gün\s+önce(?:ki)?", lambda m: ("day", float(_number(m["n"])), 0.0)),
     (rf"yesterday{_POSSESSIVE}", lambda m: ("day", 1.0, 0.0)),
-    (r"dün(?:kü|den|e)?", lambda m: ("day", 1.0, 0.0)),
+    (rf"dün(?:kü|den|e|ün)?{_SUFFIX}", lambda m: ("day", 1.0, 0.0)),
     (r"dun", lambda m: ("day", 1.0, 0.0)),  # (dün typed without its letter; bare: dune is an English word)
     (rf"today{_POSSESSIVE}", lambda m: ("day", 0.0, 0.0)),
-    (r"bugün(?:kü|e|den)?", lambda m: ("day", 0.0, 0.0)),
+    (rf"bugün(?:kü|e|den|ün)?{_SUFFIX}", lambda m: ("day", 0.0, 0.0)),
     # a unit around N units ago
     (rf"{_EN_NUMBER}\s+(?P<u>weeks?|months?|years?)\s+ago",
      lambda m: ("around", _number(m["n"]) * _UNIT_DAYS[_EN_UNITS[m["u"].lower()]], _UNIT_DAYS[_EN_UNITS[m["u"].lower()]])),
@@ -175,15 +178,16 @@ _PATTERNS: list[tuple[str, object]] = [
     (rf"(?:this|last|past|previous)\s+(?P<u>week|month|year){_POSSESSIVE}",
      lambda m: ("span", _UNIT_DAYS[_EN_UNITS[m["u"].lower()]], 0.0)),
     (rf"son\s+{_TR_NUMBER}\s+{_TR_UNIT}", lambda m: ("span", _number(m["n"]) * _UNIT_DAYS[_tr_unit(m["u"])], 0.0)),
-    (r"(?:geçen|bu|son)\s+(?P<u>hafta(?:da|daki|ki|lık)?|ay(?:da|daki|ki|lık)?|yıl(?:da|daki|ki|lık)?)",
+    # (with the genitive too: geçen ayın, bu haftanın, geçen yılın)
+    (r"(?:geçen|bu|son)\s+(?P<u>hafta(?:da|daki|ki|lık|nın)?|ay(?:da|daki|ki|lık|ın)?|yıl(?:da|daki|ki|lık|ın)?)",
      lambda m: ("span", _UNIT_DAYS[_tr_unit(m["u"])], 0.0)),
     # recency, no span named
     (r"most\s+recent(?:ly)?|recently|lately|latest|newest|these\s+days", lambda m: ("recent", 0.0, 0.0)),
-    (r"en\s+son(?:uncu)?|en\s+yeni|son\s+zamanlarda|son\s+günlerde|son\s+dönemde|geçenlerde|yakın\s+zamanda"
-     r"|yakınlarda", lambda m: ("recent", 0.0, 0.0)),
+    (r"en\s+son(?:uncu)?|en\s+yeni|son\s+zamanlarda|son\s+(?:günlerde|haftalarda|aylarda|yıllarda)(?:ki)?"
+     r"|son\s+dönemde|geçenlerde|yakın\s+zamanda|yakınlarda", lambda m: ("recent", 0.0, 0.0)),
 ]
 _EITHER = {t: f"[{t}{t.translate(TURKISH_TO_ASCII)}]" for t in TURKISH_LETTERS}  # (ş: [şs])
-_AS_WRITTEN = {r"dün(?:kü|den|e)?"}
+_AS_WRITTEN = {rf"dün(?:kü|den|e|ün)?{_SUFFIX}"}
 """Patterns whose Turkish letters must be typed (the plain spelling of ``dün``'s suffixed forms, ``dune``, is
 English); every other one also matches its words spelled without their Turkish letters (:func:`_either_spelling`)."""
 
