@@ -55,6 +55,11 @@ NOW_DAYS = NOW_DT.timestamp() / 86400.0
     ("Dün'kü toplantı", "Dün'kü", "day", 1, "toplantı"),
     ("bugün’ün işleri", "bugün’ün", "day", 0, "işleri"),
     ("dünün notları", "dünün", "day", 1, "notları"),
+    # numbers of more than three digits, the amount capped at the calendar's length (QA round 157-A)
+    ("what broke 1000 days ago", "1000 days ago", "day", 1000, "what broke"),
+    ("son 1500 günde ne değişti", "son 1500 günde", "span", 1500, "ne değişti"),
+    ("fossils 99999999999999999999999 years ago", "99999999999999999999999 years ago", "around", 3652059, "fossils"),
+    ("the last 5000000 days", "last 5000000 days", "span", 3652059, "the"),
 ])
 def test_time_expressions_are_found_and_taken_out(query, phrase, kind, amount, rest):
     intent, left = find_time_intent(query)

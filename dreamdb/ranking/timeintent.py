@@ -132,8 +132,8 @@ def _plain(word: str) -> str:
     """``word`` lowercased and spelled without Turkish letters (``Üç`` → ``uc``, ``gün`` → ``gun``), as a Turkish
     time word may be typed (QA round 156-E: ``dun``, ``gecen hafta``)."""
     return word.lower().replace("i\u0307", "i").translate(TURKISH_TO_ASCII)
-_EN_NUMBER = r"(?P<n>[1-9]\d{0,2}|an?|one|two|three|four|five|six|seven|eight|nine|ten)"
-_TR_NUMBER = r"(?P<n>[1-9]\d{0,2}|bir|iki|üç|dört|beş|altı|yedi|sekiz|dokuz|on)"
+_EN_NUMBER = r"(?P<n>[1-9]\d*|an?|one|two|three|four|five|six|seven|eight|nine|ten)"
+_TR_NUMBER = r"(?P<n>[1-9]\d*|bir|iki|üç|dört|beş|altı|yedi|sekiz|dokuz|on)"
 _EN_UNITS = {"day": "day", "days": "day", "week": "week", "weeks": "week", "month": "month", "months": "month",
              "year": "year", "years": "year"}
 _EN_UNIT = r"(?P<u>days?|weeks?|months?|years?)"
@@ -151,8 +151,16 @@ def _tr_unit(word: str) -> str:
 
 
 def _number(text: str) -> int:
+    """A number as written: digits (any count; past 9 of them, 10⁹, which :data:`_MAX_DAYS` caps anyway) or a number
+    word."""
     text = _plain(text)
-    return int(text) if text.isdigit() else _NUMBERS[text]
+    return (int(text) if len(text) <= 9 else 10 ** 9) if text.isdigit() else _NUMBERS[text]
+
+
+_MAX_DAYS = float(date.max.toordinal())
+"""The longest window a time intent reads, in days: the calendar's length, 0001-01-01 to 9999-12-31 (a longer one
+reaches past every date a note can carry all the same): "1000 days ago" is read, where a number of more than three
+digits was searched as words (QA round 157-A), and "last 99999999 years" is the calendar."""
 
 
 # (pattern, reading of the match → (kind, amount, width)), tried in this order at each position of the query
@@ -239,6 +247,7 @@ def find_time_intent(text: str) -> tuple[TimeIntent | None, str]:
         return None, text
     m, i = found[0]
     kind, amount, width = _COMPILED[i][1](m)
+    amount = min(float(amount), _MAX_DAYS)
     rest, at = [], 0
     for later, _ in found:
         rest.append(text[at:later.start()])
