@@ -2845,9 +2845,11 @@ class Index:
         intent_found, dated = find_time_intent(query)[0] is not None, []
 
         def timed() -> bool:
-            # (a time intent, "yesterday", is read only where some document is dated: else nothing it could steer)
+            # (a time intent, "yesterday", is read only where some document is dated: else nothing it could steer;
+            # searched with other vaults, where some document of any of them is: QA round 157-A F6)
             if intent_found and not dated:
-                dated.append(self._has_dated_documents())
+                across = getattr(self._deferring, "dated", None)
+                dated.append(self._has_dated_documents() if across is None else across)
             return intent_found and dated[0]
 
         def plan_and_rank(plan=None):
@@ -3734,6 +3736,16 @@ class Index:
     def _has_dated_documents(self) -> bool:
         """Whether some document of the index has a date (a time intent's window can steer only those)."""
         return bool(self.conn.execute("SELECT EXISTS (SELECT 1 FROM documents WHERE date_days IS NOT NULL)").fetchone()[0])
+
+    @_serialized
+    def _dated(self) -> bool:
+        """:meth:`_has_dated_documents` under this Index's lock, for a :class:`~dreamdb.multi.MultiIndex` deciding a
+        time intent for all its vaults (after its sync for the pooled statistics).
+
+        Raises:
+            IndexUnavailable: as :meth:`recall`.
+        """
+        return self._guarded(self._has_dated_documents)
 
     def _machine_now(self) -> datetime:
         """The current time in the machine's time zone (:func:`_now` of ``None``): the one instant a
