@@ -20,6 +20,7 @@ import re
 from datetime import date, datetime, timedelta, timezone
 
 from dreamdb.analyzer import TURKISH_LETTERS, TURKISH_TO_ASCII
+from dreamdb.ranking.signals import WINDOW_UNKNOWN
 from dreamdb.records import record
 
 __all__ = ["TimeIntent", "TimeWindow", "find_time_intent", "time_window"]
@@ -61,21 +62,28 @@ class TimeWindow:
         phrase: the expression as typed (:attr:`TimeIntent.phrase`).
         start, end: the window's first and last instants.
         scale: the window's length in days, the distance at which recency halves.
+        unknown: the recency of a document of unknown date: the mean window recency of the dated documents of the
+            vaults searched (:func:`dreamdb.ranking.rank.window_recency_sums`, set by the recall); 0.5, the value
+            one window away, where no index is read.
     """
 
     phrase: str
     start: float
     end: float
     scale: float
+    unknown: float = WINDOW_UNKNOWN
 
     def as_json(self) -> dict:
-        """``{"phrase", "from", "to", "scale_days"}`` (``from``, ``to``: ISO-8601 instants in UTC, to the minute), for
-        ``--json --explain``'s ``signals.time_intent``."""
-        return {"phrase": self.phrase, "from": _iso(self.start), "to": _iso(self.end), "scale_days": self.scale}
+        """``{"phrase", "from", "to", "scale_days", "undated_recency"}`` (``from``, ``to``: ISO-8601 instants in UTC,
+        to the minute), for ``--json --explain``'s ``signals.time_intent``."""
+        return {"phrase": self.phrase, "from": _iso(self.start), "to": _iso(self.end), "scale_days": self.scale,
+                "undated_recency": self.unknown}
 
     def describe(self) -> str:
-        """One line for ``--explain``: ``'yesterday' (2026-08-17T00:00Z to 2026-08-17T23:59Z, scale 1 d)``."""
-        return f"{self.phrase!r} ({_iso(self.start)} to {_iso(self.end)}, scale {self.scale:g} d)"
+        """One line for ``--explain``: ``'yesterday' (2026-08-17T00:00Z to 2026-08-17T23:59Z, scale 1 d, undated
+        ×0.0423)``."""
+        return (f"{self.phrase!r} ({_iso(self.start)} to {_iso(self.end)}, scale {self.scale:g} d, undated "
+                f"×{self.unknown:.4g})")
 
 
 def _iso(days: float) -> str:
