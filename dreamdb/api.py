@@ -2845,9 +2845,11 @@ class Index:
         intent_found, dated = find_time_intent(query)[0] is not None, []
 
         def timed() -> bool:
-            # (a time intent, "yesterday", is read only where some document is dated: else nothing it could steer)
+            # (a time intent, "yesterday", is read only where some document is dated: else nothing it could steer;
+            # searched with other vaults, where some document of any of them is: QA round 157-A F6)
             if intent_found and not dated:
-                dated.append(self._has_dated_documents())
+                across = getattr(self._deferring, "dated", None)
+                dated.append(self._has_dated_documents() if across is None else across)
             return intent_found and dated[0]
 
         def plan_and_rank(plan=None):
@@ -2857,7 +2859,14 @@ class Index:
             if plan.time_intent is not None:  # ("yesterday", "geçen hafta": a window of this recall's clock)
                 from dreamdb.ranking.timeintent import time_window
 
-                plan = replace(plan, window=time_window(plan.time_intent, now_dt, machine_clock=now is None))
+                window = time_window(plan.time_intent, now_dt, machine_clock=now is None)
+                if window is not None:  # (an undated document: the dated documents' mean window recency)
+                    collection = self._pooled()
+                    total, count = (collection.window_recency_sums(window) if collection is not None
+                                    else self._window_recency_sums(window))
+                    if count:
+                        window = replace(window, unknown=total / count)
+                plan = replace(plan, window=window)
             if mode != "bm25" or not plan.terms:
                 return plan, None
             memory = self._memory if self.engine != "sql" else None
@@ -2943,7 +2952,8 @@ class Index:
             self.notes.append("read as the query's time intent, not searched"
                               + (" (the query has no other term: searched too)" if plan.text == query else "") + ": "
                               + (f"{plan.window.describe()}; documents dated in it at full recency, others at 1/(1 +"
-                                 " days outside it / scale)" if plan.window is not None else
+                                 " days outside it / scale), undated ones at the dated ones' mean"
+                                 if plan.window is not None else
                                  f"{plan.time_intent.phrase!r}, which names no period: recency as for any query")
                               + (f"; not searched either, the first setting the window: "
                                  f"{', '.join(map(repr, plan.time_intent.also))}" if plan.time_intent.also else ""))
@@ -3330,7 +3340,7 @@ class Index:
             VaultNotFound: the vault folder is gone.
             IndexUnavailable, LockTimeout: as :meth:`recall`.
         """
-        from dreamdb.ranking.rank import class_frequencies, corpus_stats, document_frequencies
+        from dreamdb.ranking.rank import class_frequencies, corpus_stats, document_frequencies, window_recency_sums
 
         def read(fn, in_memory=None, gone=None):
             def one():
@@ -3357,7 +3367,21 @@ class Index:
                                            lambda memory: memory.frequencies(terms), gone={}),
                 lambda classes: read(lambda conn: class_frequencies(conn, classes),
                                      lambda memory: [memory.class_frequency(c) for c in classes],
-                                     gone=[0] * len(classes)))
+                                     gone=[0] * len(classes)),
+                lambda window: read(lambda conn: window_recency_sums(conn, window),
+                                    lambda memory: memory.window_recency_sums(window), gone=(0.0, 0)))
+
+    def _window_recency_sums(self, window) -> tuple[float, int]:
+        """:func:`dreamdb.ranking.rank.window_recency_sums` of this index (from the memory engine's dates where they
+        are loaded), for the recency of an undated document under a time intent."""
+        from dreamdb.ranking.rank import window_recency_sums
+
+        memory = self._memory if self.engine != "sql" else None
+        if memory is not None and memory.conn is self._conn:
+            memory.refresh()
+            if memory.self_contained:
+                return memory.window_recency_sums(window)
+        return window_recency_sums(self.conn, window)
 
     # -- embeddings ---------------------------------------------------------------
     def embedder(self) -> Embedder | None:
@@ -3737,6 +3761,16 @@ class Index:
         """Whether some document of the index has a date (a time intent's window can steer only those)."""
         return bool(self.conn.execute("SELECT EXISTS (SELECT 1 FROM documents WHERE date_days IS NOT NULL)").fetchone()[0])
 
+    @_serialized
+    def _dated(self) -> bool:
+        """:meth:`_has_dated_documents` under this Index's lock, for a :class:`~dreamdb.multi.MultiIndex` deciding a
+        time intent for all its vaults (after its sync for the pooled statistics).
+
+        Raises:
+            IndexUnavailable: as :meth:`recall`.
+        """
+        return self._guarded(self._has_dated_documents)
+
     def _machine_now(self) -> datetime:
         """The current time in the machine's time zone (:func:`_now` of ``None``): the one instant a
         :class:`~dreamdb.multi.MultiIndex` read for all its vaults of this call (this thread's ``_deferring.clock``),
@@ -3859,7 +3893,8 @@ class Index:
         intent = None
         if explain and plan.time_intent is not None:
             intent = plan.window.as_json() if plan.window is not None else {
-                "phrase": plan.time_intent.phrase, "from": None, "to": None, "day": None, "scale_days": None}
+                "phrase": plan.time_intent.phrase, "from": None, "to": None, "day": None, "scale_days": None,
+                "undated_recency": None}
         for r in ranked:
             p = prepared.get(r.rowid)
             if p is None:

@@ -138,6 +138,11 @@ class MultiIndex:
         QA round 155-A F1: each vault decided alone, so one vault's corrected hits (`securty` read as *security*, 14
         notes) came before the only note that held `securty` as typed, in another vault, 15th.
 
+        A time intent (``yesterday``: docs/ranking.md) is read as one in every vault when any vault has a dated
+        document, where a vault alone with none reads the query whole (QA round 157-A F6: such a vault searched the
+        word, its undated notes kept their plain recency against the others' 0.5, and a note merely saying
+        "yesterday" came first).
+
         BM25 weighs each vault's terms with the statistics of the vaults searched together (see the module
         docstring): each vault is synced first (as its recall would; its recall then does not sync it again, only
         checks the vault is still there), its document count read, and a vault's ranking reads the others' document
@@ -155,29 +160,42 @@ class MultiIndex:
         from dreamdb.api import _now
 
         with self._pooling:
-            collection, synced, among = None, set(), None
+            collection, synced, among, dated = None, set(), None, None
             mode = kwargs.get("mode")
             if len(self.indexes) > 1 and recall_mode(mode if isinstance(mode, str) else None)[0] in MODES:
+                from dreamdb.ranking.timeintent import find_time_intent
+
+                # (a time intent, "yesterday", is read as one in every vault when any vault has a dated document:
+                # a vault of undated notes alone searched the word, its notes kept their plain recency against the
+                # others' 0.5, and a note holding "yesterday" came first; QA round 157-A F6)
+                timed = isinstance(query, str) and find_time_intent(query)[0] is not None
+                dated_in = []
+
                 # (in every mode: a hybrid, dense or RRF recall that falls back to BM25 in a vault, with no model or
                 # no vectors, ranks it with them, QA round 156-A F1; a mode the recall refuses syncs nothing first)
                 def part(index):
                     taken = index._collection_part()
                     synced.add(id(index))
+                    if timed:
+                        dated_in.append(index._dated())
                     return taken
 
                 parts = self._each_vault(part)
                 among = synced  # (a vault left out here is not asked again: a second wait for its build)
                 if len(parts) > 1:
                     collection = Collection(parts)
+                if timed:
+                    dated = any(dated_in)
 
             def recall(index):
                 index._deferring.collection = collection
                 # (synced for the statistics just now: its recall does not sync it again, QA round 155-H F2)
                 index._deferring.synced = id(index) in synced
+                index._deferring.dated = dated
                 try:
                     return index.recall(query, top=top, **kwargs)
                 finally:
-                    index._deferring.collection = None
+                    index._deferring.collection = index._deferring.dated = None
                     index._deferring.synced = False
 
             now = _now(None) if kwargs.get("now") is None else None  # (one instant for both readings)

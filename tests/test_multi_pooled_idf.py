@@ -210,3 +210,27 @@ def test_a_vault_left_out_while_the_statistics_are_read_is_not_waited_for_again(
             assert [n for n in index.take_notes() if "left out" in n] == [
                 f"{big.resolve()}: left out: Another dreamdb process is building the index for the first time."]
             recalled.clear()
+
+
+def test_a_time_intent_is_read_alike_in_a_vault_of_undated_notes_searched_with_a_dated_one(tmp_path):
+    """QA round 157-A F6: a vault with no dated note searched ``yesterday`` as a word while a dated vault read it as a
+    window: the undated vault's note kept its plain recency (0.925) where the same note in the dated vault had 0.5,
+    and its note merely holding the word "yesterday" came first. Searched together, every vault reads the window."""
+    dated = tmp_path / "dated" / "_dream_context"
+    undated = tmp_path / "undated" / "_dream_context"
+    deploy = "---\ntitle: Deploy pipeline note\n{date}---\ndeploy pipeline steps and rollback\n"
+    write_doc(dated, "knowledge/d-yday.md", deploy.format(date="date: 2026-08-17\n"))
+    write_doc(dated, "knowledge/d-undated.md", deploy.format(date=""))
+    write_doc(dated, "knowledge/budget.md", "---\ntitle: Budget\ndate: 2026-08-07\n---\nbudget review\n")
+    write_doc(undated, "knowledge/u-undated.md", deploy.format(date=""))
+    write_doc(undated, "knowledge/retro.md", "---\ntitle: Retro\n---\nwhat we said yesterday in the retro\n")
+    for order in ((dated, undated), (undated, dated)):
+        with dreamdb.open(list(order)) as index:
+            hits = index.recall("deploy pipeline yesterday", top=5, now="2026-08-18T12:00:00Z", explain=True)
+        assert [h.doc_id for h in hits] == ["knowledge/d-yday"] + sorted(["knowledge/d-undated", "knowledge/u-undated"])
+        # (the same undated note, the same recency in both vaults; the retro note's "yesterday" is not searched)
+        # (an undated note's: the mean window recency of the dated notes, yesterday's 1 and 1/(1 + 10) ten days off)
+        assert hits[0].signals["recency"] == 1.0
+        assert hits[1].signals["recency"] == hits[2].signals["recency"] == round((1 + 1 / 11) / 2, 6)
+    with dreamdb.open(undated) as alone:  # (a vault of undated notes searched alone reads the query whole)
+        assert "knowledge/retro" in [h.doc_id for h in alone.recall("deploy pipeline yesterday", now="2026-08-18")]

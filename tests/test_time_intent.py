@@ -111,12 +111,12 @@ def test_recall_finds_a_note_by_an_id_or_file_name_holding_a_time_word(tiny_vaul
 def test_windows_against_the_clock():
     day = time_window(find_time_intent("yesterday")[0], NOW_DT)
     assert day.as_json() == {"phrase": "yesterday", "from": "2026-08-17T00:00Z", "to": "2026-08-17T23:59Z",
-                             "day": "2026-08-17", "scale_days": 1.0}
+                             "day": "2026-08-17", "scale_days": 1.0, "undated_recency": 0.5}  # (0.5 where no index is read)
     # a clock with an offset: that zone's yesterday for a time of day, the date for a note dated with it alone
     east = time_window(find_time_intent("dün")[0], datetime(2026, 8, 18, 1, tzinfo=timezone(timedelta(hours=3))))
     assert east.as_json() == {"phrase": "dün", "from": "2026-08-16T21:00Z", "to": "2026-08-17T20:59Z",
-                              "day": "2026-08-17", "scale_days": 1.0}
-    assert east.describe() == "'dün' (2026-08-17, a time of day 2026-08-16T21:00Z to 2026-08-17T20:59Z, scale 1 d)"
+                              "day": "2026-08-17", "scale_days": 1.0, "undated_recency": 0.5}
+    assert east.describe() == "'dün' (2026-08-17, a time of day 2026-08-16T21:00Z to 2026-08-17T20:59Z, scale 1 d, undated ×0.5)"
     week = time_window(find_time_intent("last week")[0], NOW_DT)
     assert (week.start, week.end, week.scale) == (NOW_DAYS - 7, NOW_DAYS, 7.0)
     ago = time_window(find_time_intent("3 weeks ago")[0], NOW_DT)
@@ -209,13 +209,13 @@ def test_windows_at_the_ends_of_the_calendar():
     utc = timezone.utc
     w = time_window(find_time_intent("yesterday")[0], datetime(1, 1, 1, tzinfo=utc))
     assert w.as_json() == {"phrase": "yesterday", "from": "0001-01-01T00:00Z", "to": "0001-01-01T00:00Z",
-                           "day": "0001-01-01", "scale_days": 1.0}
+                           "day": "0001-01-01", "scale_days": 1.0, "undated_recency": 0.5}
     assert S.window_recency(_days_of("0001-01-01"), w, timed=False) == 0.5  # (a day after it: as ever)
     w = time_window(find_time_intent("last 999 years")[0], datetime(500, 1, 1, tzinfo=utc))
-    assert w.describe() == "'last 999 years' (0001-01-01T00:00Z to 0500-01-01T00:00Z, scale 364635 d)"
+    assert w.describe() == "'last 999 years' (0001-01-01T00:00Z to 0500-01-01T00:00Z, scale 364635 d, undated ×0.5)"
     w = time_window(find_time_intent("today")[0], datetime(9999, 12, 31, tzinfo=utc))
     assert w.as_json() == {"phrase": "today", "from": "9999-12-31T00:00Z", "to": "9999-12-31T23:59Z",
-                           "day": "9999-12-31", "scale_days": 1.0}
+                           "day": "9999-12-31", "scale_days": 1.0, "undated_recency": 0.5}
     assert S.window_recency(_days_of("9999-12-31"), w, timed=False) == S.window_recency(_days_of("9999-12-31") + 0.9, w) == 1.0
     # a local day whose midnight is before the year 1 in UTC: 0001-01-01T00:00+09:00 is 0000-12-31T15:00Z
     w = time_window(find_time_intent("yesterday")[0], datetime(1, 1, 2, 5, tzinfo=timezone(timedelta(hours=9))))
@@ -308,7 +308,7 @@ def test_latest_is_not_searched_and_keeps_the_plain_recency(tiny_vault):
         plain = index.recall("parser test fix", top=5, now=NOW, explain=True)
         assert [(h.doc_id, h.rank_score) for h in hits] == [(h.doc_id, h.rank_score) for h in plain]
         assert hits[0].signals["time_intent"] == {"phrase": q[:-len(" parser test fix")], "from": None, "to": None,
-                                                  "day": None, "scale_days": None}
+                                                  "day": None, "scale_days": None, "undated_recency": None}
         assert any("names no period" in n for n in index.take_notes())
 
 
@@ -317,14 +317,17 @@ def test_explain_shows_the_time_intent(tiny_vault):
     index = dreamdb.open(tiny_vault)
     hits = index.recall("which parser test fix landed yesterday", top=4, now=NOW, explain=True)
     notes = index.take_notes()
-    assert any("time intent" in n and "'yesterday' (2026-08-17T00:00Z to 2026-08-17T23:59Z, scale 1 d)" in n
-               for n in notes), notes
+    # an undated note: the mean window recency of the three dated ones (yesterday's 1; 2026-06-01, 77 days before
+    # the window, 1/78; 2026-03-02, 168 days before, 1/169)
+    undated = (1.0 + 1 / 78 + 1 / 169) / 3
+    assert any("time intent" in n and "'yesterday' (2026-08-17T00:00Z to 2026-08-17T23:59Z, scale 1 d, undated "
+               f"×{undated:.4g})" in n for n in notes), notes
     by_id = {h.doc_id: h for h in hits}
     assert by_id["knowledge/parser-flake"].signals["time_intent"] == {
         "phrase": "yesterday", "from": "2026-08-17T00:00Z", "to": "2026-08-17T23:59Z", "day": "2026-08-17",
-        "scale_days": 1.0}
+        "scale_days": 1.0, "undated_recency": pytest.approx(undated, rel=1e-12)}
     assert by_id["knowledge/parser-flake"].signals["recency"] == 1.0
-    assert by_id["knowledge/undated"].signals["recency"] == 0.5
+    assert by_id["knowledge/undated"].signals["recency"] == pytest.approx(undated, rel=1e-6)
     assert not any(t["term"] == "yesterday" for h in hits for t in h.terms)  # (not searched)
     plain = index.recall("parser test fix", top=1, now=NOW, explain=True)
     assert plain[0].signals["time_intent"] is None
@@ -430,4 +433,138 @@ def test_the_dense_channel_carries_the_time_intent(tiny_vault, model_dir, monkey
             for h in hits:
                 assert h.rank_score == pytest.approx(h.signals["dense"] * h.signals["recency"], abs=2e-6)
             assert hits[1].signals["recency"] < 0.01
+    index.close()
+
+
+def _spread_vault(vault):
+    """A year of dated notes on other things, a deploy fix dated three days before yesterday, and an undated diagram
+    that says the question's words more often."""
+    write_docs(vault, {f"knowledge/month-{m:02d}.md": f"---\ndate: 2025-{m:02d}-15\n---\nbudget review {m}\n"
+                       for m in range(1, 13)})
+    write_docs(vault, {"knowledge/deploy-fix.md": "---\ntitle: Rollback fix\ndate: 2026-08-14\n---\nThe deploy"
+                                                  " pipeline rollback step fixed.\n",
+                       "knowledge/diagram.md": "---\ntitle: Deploy pipeline diagram\n---\ndeploy pipeline stages,"
+                                               " deploy pipeline arrows\n"})
+
+
+def test_an_undated_document_takes_the_dated_documents_mean_window_recency(tiny_vault):
+    """QA round 157-A F3, 157-F F2: an undated document had recency 0.5 under every window, the value one window length
+    away, so under "yesterday" it came before every dated document more than a day off it (undated diagrams filled a
+    one-day question's top 5 over the real vault's dated notes). It takes the mean window recency of the vault's dated
+    documents now: the recency a date drawn from the vault's would have on average."""
+    _spread_vault(tiny_vault)
+    index = dreamdb.open(tiny_vault)
+    hits = index.recall("deploy pipeline yesterday", top=2, now=NOW, explain=True)
+    window = replace(time_window(find_time_intent("yesterday")[0], NOW_DT), unknown=0.5)
+    dates = ["2026-08-14"] + [f"2025-{m:02d}-15" for m in range(1, 13)]
+    days = [datetime.fromisoformat(d).replace(tzinfo=timezone.utc).timestamp() / 86400.0 for d in dates]
+    mean = sum(S.window_recency(d, window) for d in days) / len(days)
+    assert 0.02 < mean < 0.05  # (1/(1 + 3) for the fix, about 1/(1 + 300) for each of the twelve)
+    assert [h.doc_id for h in hits] == ["knowledge/deploy-fix", "knowledge/diagram"]
+    assert hits[0].signals["recency"] == pytest.approx(0.25, abs=1e-6)
+    assert hits[1].signals["recency"] == pytest.approx(mean, abs=1e-6)
+    assert hits[0].signals["time_intent"]["undated_recency"] == pytest.approx(mean, rel=1e-12)
+    # (without the intent the diagram, which says the words more often, comes first)
+    assert index.recall("deploy pipeline", top=1, now=NOW)[0].doc_id == "knowledge/diagram"
+    # a window as wide as the vault's history: the undated recency near the dated documents' own
+    wide = index.recall("deploy pipeline last 2 years", top=2, now=NOW, explain=True)
+    assert wide[0].signals["time_intent"]["undated_recency"] == 1.0
+
+
+@pytest.mark.parametrize("kernel", [None, False])
+def test_the_engines_read_the_same_undated_recency(tiny_vault, kernel):
+    """The memory engine's sum of the dated documents' window recency is the SQL engine's float (both exactly
+    rounded over the same values), so both engines rank an undated document alike."""
+    from dreamdb.ranking.rank import window_recency_sums
+
+    _spread_vault(tiny_vault)
+    write_docs(tiny_vault, {f"knowledge/n{i}.md": f"---\ndate: 2026-{1 + i % 8:02d}-{1 + i % 27:02d}\n---\nnote {i}\n"
+                            for i in range(60)})
+    index = dreamdb.open(tiny_vault)
+    index.sync()
+    engine = MemoryEngine(index.conn, kernel=kernel)
+    for phrase in ("yesterday", "last week", "3 weeks ago", "last 2 years"):
+        window = time_window(find_time_intent(phrase)[0], NOW_DT)
+        assert engine.window_recency_sums(window) == window_recency_sums(index.conn, window)
+        assert window_recency_sums(index.conn, window)[1] == 73
+    for engine_name in ("memory", "sql"):
+        with dreamdb.open(tiny_vault, engine=engine_name) as ix:
+            ix.warm()
+            hit = next(h for h in ix.recall("deploy pipeline yesterday", top=5, now=NOW, explain=True)
+                       if h.doc_id == "knowledge/diagram")
+            assert hit.signals["recency"] == pytest.approx(
+                window_recency_sums(index.conn, window := time_window(find_time_intent("yesterday")[0], NOW_DT))[0] / 73,
+                abs=1e-6), engine_name
+
+
+def test_several_vaults_pool_the_undated_recency(tmp_path):
+    """Searched together, an undated document of any vault takes the mean window recency of the dated documents of all
+    of them, as BM25 pools their statistics: the same undated note ranks alike in each."""
+    a, b = tmp_path / "a" / "_dream_context", tmp_path / "b" / "_dream_context"
+    _spread_vault(a)
+    write_docs(b, {"knowledge/diagram.md": "---\ntitle: Deploy pipeline diagram\n---\ndeploy pipeline stages,"
+                                           " deploy pipeline arrows\n",
+                   "knowledge/recent.md": "---\ndate: 2026-08-17\n---\nrelease notes\n"})
+    with dreamdb.open([a, b]) as index:
+        hits = index.recall("deploy pipeline yesterday", top=5, now=NOW, explain=True)
+    diagrams = [h for h in hits if h.doc_id == "knowledge/diagram"]
+    assert len(diagrams) == 2
+    window = replace(time_window(find_time_intent("yesterday")[0], NOW_DT), unknown=0.5)
+    dates = ["2026-08-14", "2026-08-17"] + [f"2025-{m:02d}-15" for m in range(1, 13)]
+    days = [datetime.fromisoformat(d).replace(tzinfo=timezone.utc).timestamp() / 86400.0 for d in dates]
+    pooled = sum(S.window_recency(d, window) for d in days) / len(days)
+    assert diagrams[0].signals["recency"] == diagrams[1].signals["recency"] == pytest.approx(pooled, abs=1e-6)
+
+
+@pytest.mark.model
+def test_under_a_time_intent_hybrid_ranks_an_entry_the_dense_channel_cannot_judge_at_its_bm25_rank(tiny_vault, model_dir,
+                                                                                              monkeypatch):
+    """QA round 157-F: a changelog entry has no vector, so in the fusion it had BM25's vote alone against two for every
+    embedded note, and hybrid put BM25's right entry below notes that only resembled a time question (40 judged time
+    questions over the real vault: hybrid recall@5 0.625 against BM25's 0.925, every loss an entry). Under a time
+    intent an entry takes its BM25 rank in the dense channel too (``+unjudged``); without one, it is ranked as
+    before: the embedded note, BM25's third, first on its two votes."""
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(model_dir))
+    entries = [{"date": "2026-08-17", "type": "fix", "scope": "release",
+                "summary": "Release signing uses the new certificate",
+                "description": "The release signing step of the mac build uses the new certificate."},
+               {"date": "2026-08-17", "type": "chore", "scope": "release", "summary": "Release certificate renewed",
+                "description": "The release signing certificate was renewed in the keychain."}]
+    write_docs(tiny_vault, {
+        "core/CHANGELOG.json": json.dumps(entries),
+        "knowledge/signing.md": "---\ntitle: Code signing overview\ndate: 2026-08-17\n---\nHow the build signs the"
+                                " mac app: the certificate, the keychain, the notarisation.\n",
+    })
+    index = dreamdb.open(tiny_vault, allow_model_build=False)
+    index.refresh_embeddings()
+    bm25 = [h.doc_id for h in index.recall("release signing certificate yesterday", top=3, now=NOW)]
+    assert bm25 == ["changelog/2026-08-17-release-1", "changelog/2026-08-17-release-2", "knowledge/signing"]
+    hits = index.recall("release signing certificate yesterday", top=3, mode="hybrid", now=NOW, explain=True)
+    assert [(h.doc_id, h.signals["fusion"]) for h in hits] == [(bm25[0], "rrf+unjudged"), (bm25[1], "rrf+unjudged"),
+                                                               (bm25[2], "rrf")]
+    assert hits[0].signals["dense"] is None  # (no cosine of its own: the rank it took is BM25's)
+    plain = index.recall("release signing certificate", top=3, mode="hybrid", now=NOW, explain=True)
+    assert [(h.doc_id, h.signals["fusion"]) for h in plain] == [(bm25[2], "rrf"), (bm25[0], "rrf"), (bm25[1], "rrf")]
+    index.close()
+
+
+@pytest.mark.model
+def test_under_a_time_intent_the_fusion_reads_bm25s_coverage_from_its_best_raw_match(tiny_vault, model_dir, monkeypatch):
+    """QA round 157-F F1: the fusion's trust in BM25 is bounded by the share of the query's terms its top match holds;
+    under a time intent the top by rankScore is the match the window brought first, which may hold fewer of the
+    words (an entry of yesterday holding 2 of 4 against a note of March holding all 4), so naming the right window
+    cut BM25's say in the fusion (coverage 1.0 → 0.5). The bound reads the best raw match, top_raw's, as without it."""
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(model_dir))
+    write_docs(tiny_vault, {
+        "core/CHANGELOG.json": json.dumps([{"date": "2026-08-17", "type": "fix", "scope": "cache",
+                                            "summary": "Cache eviction fixed", "description": "Cache eviction fixed."}]),
+        "knowledge/cache.md": "---\ntitle: Cache eviction policy\ndate: 2026-03-02\n---\nThe cache eviction policy"
+                              " drops the least recently used entries under memory pressure.\n",
+    })
+    index = dreamdb.open(tiny_vault, allow_model_build=False)
+    index.refresh_embeddings()
+    bm25 = index.recall("cache eviction policy pressure yesterday", top=2, now=NOW)
+    assert bm25[0].doc_id == "changelog/2026-08-17-cache-1" and bm25[1].score > bm25[0].score
+    hits = index.recall("cache eviction policy pressure yesterday", top=2, mode="hybrid", now=NOW, explain=True)
+    assert {h.signals["bm25_coverage"] for h in hits} == {1.0}
     index.close()

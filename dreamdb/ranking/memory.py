@@ -624,7 +624,7 @@ class MemoryEngine:
 
     def _window_recency(self, window):
         """float64[n]: :func:`dreamdb.ranking.signals.window_recency` of every document's date (the same formula,
-        elementwise: 1 inside the window, 1/(1 + d/scale) d days outside it, :data:`~dreamdb.ranking.signals.WINDOW_UNKNOWN`
+        elementwise: 1 inside the window, 1/(1 + d/scale) d days outside it, ``window.unknown``
         undated)."""
         d = self.date_days
         start, end = window.start, window.end
@@ -633,8 +633,18 @@ class MemoryEngine:
         with np.errstate(divide="ignore", invalid="ignore"):  # (NaN: undated; each branch is computed for every date)
             out = np.where(d < start, 1.0 / (1.0 + (start - d) / window.scale),
                            np.where(d > end, 1.0 / (1.0 + (d - end) / window.scale), 1.0))
-        out[np.isnan(d)] = S.WINDOW_UNKNOWN
+        out[np.isnan(d)] = window.unknown
         return out
+
+    def window_recency_sums(self, window) -> tuple[float, int]:
+        """:func:`dreamdb.ranking.rank.window_recency_sums` from the loaded dates (the same float: the same values,
+        exactly summed). Call after :meth:`refresh`, as ranking does."""
+        from math import fsum
+
+        self._ensure_loaded()
+        dated = ~np.isnan(self.date_days)
+        values = self._window_recency(window)[dated]
+        return fsum(values.tolist()), int(dated.sum())
 
     def _checks_expiry(self, filters: Filters) -> bool:
         return not filters.include_expired and self._has_expiry

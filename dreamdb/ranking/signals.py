@@ -55,15 +55,18 @@ def recency_factor(age_days: float | None) -> float:
 
 
 WINDOW_UNKNOWN = 0.5
-"""Recency of a document of unknown date under a query's time intent (:func:`window_recency`): the value one window
-length away, the middle of that recency's range (0, 1], as :data:`RECENCY_UNKNOWN` is of [0.85, 1]."""
+"""Recency of a document of unknown date under a query's time intent where no index tells more (a
+:class:`~dreamdb.ranking.timeintent.TimeWindow` built alone): the value one window length away. A recall gives an
+undated document the mean window recency of the vaults' dated documents instead (``TimeWindow.unknown``,
+:func:`dreamdb.ranking.rank.window_recency_sums`)."""
 
 
 def window_recency(date_days: float | None, window, timed: bool = True) -> float:
     """Recency under a query's time intent (:class:`dreamdb.ranking.timeintent.TimeWindow`), in place of
     :func:`recency_factor`: 1 for a document dated inside the window (``start`` to ``end``), 1/(1 + d/``scale``) for
     one dated d days outside it (half at one window length away: "yesterday" halves a day off, "last week" a week
-    off); :data:`WINDOW_UNKNOWN` for an unknown date (``None`` or NaN). In (0, 1]: rankScore's multipliers stay ≤ 1.
+    off); ``window.unknown`` for an unknown date (``None`` or NaN): the recency a date drawn from the vault's would
+    have on average (:func:`dreamdb.ranking.rank.window_recency_sums`). In (0, 1]: rankScore's multipliers stay ≤ 1.
     A hyperbola, not 0.5^(d/scale): far from the window the content still orders documents (0.5^(d/scale) is 10⁻⁶
     three weeks before "yesterday", and 0 a few years before, where every document would tie).
 
@@ -72,7 +75,7 @@ def window_recency(date_days: float | None, window, timed: bool = True) -> float
     ``--since yesterday --until yesterday`` reads it: the next day's note is a day outside "yesterday", as the day
     before's is (QA round 157-A F1: its midnight UTC was a microsecond after the window, at full recency)."""
     if date_days is None or date_days != date_days:
-        return WINDOW_UNKNOWN
+        return window.unknown
     start, end = (window.start, window.end) if timed or window.day_start is None else (window.day_start,
                                                                                        window.day_end)
     if date_days < start:

@@ -21,6 +21,7 @@ import re
 from datetime import date, datetime, timezone
 
 from dreamdb.analyzer import TURKISH_LETTERS, TURKISH_TO_ASCII
+from dreamdb.ranking.signals import WINDOW_UNKNOWN
 from dreamdb.records import record
 
 __all__ = ["TimeIntent", "TimeWindow", "find_time_intent", "time_window"]
@@ -70,6 +71,9 @@ class TimeWindow:
         day_start, day_end: a calendar day's window for a document dated with a date alone: the midnights UTC of
             its first and last date (one day: the same); ``None`` for a span, whose ``start`` and ``end`` read such
             a document at its midnight UTC, as ``--since 7d`` does.
+        unknown: the recency of a document of unknown date: the mean window recency of the dated documents of the
+            vaults searched (:func:`dreamdb.ranking.rank.window_recency_sums`, set by the recall); 0.5, the value
+            one window away, where no index is read.
     """
 
     phrase: str
@@ -78,22 +82,24 @@ class TimeWindow:
     scale: float
     day_start: float | None = None
     day_end: float | None = None
+    unknown: float = WINDOW_UNKNOWN
 
     def as_json(self) -> dict:
-        """``{"phrase", "from", "to", "day", "scale_days"}`` (``from``, ``to``: ISO-8601 instants in UTC, to the
-        minute; ``day``: a calendar day's date, ``YYYY-MM-DD``, else ``None``), for ``--json --explain``'s
-        ``signals.time_intent``."""
+        """``{"phrase", "from", "to", "day", "scale_days", "undated_recency"}`` (``from``, ``to``: ISO-8601 instants
+        in UTC, to the minute; ``day``: a calendar day's date, ``YYYY-MM-DD``, else ``None``; ``undated_recency``:
+        :attr:`unknown`), for ``--json --explain``'s ``signals.time_intent``."""
         return {"phrase": self.phrase, "from": _iso(self.start), "to": _iso(self.end),
-                "day": None if self.day_start is None else _iso(self.day_start)[:10], "scale_days": self.scale}
+                "day": None if self.day_start is None else _iso(self.day_start)[:10], "scale_days": self.scale,
+                "undated_recency": self.unknown}
 
     def describe(self) -> str:
-        """One line for ``--explain``: ``'yesterday' (2026-08-17T00:00Z to 2026-08-17T23:59Z, scale 1 d)``; a
-        calendar day of a clock whose midnights are not UTC's names the date too: ``'yesterday' (2026-08-17, a
-        time of day 2026-08-16T21:00Z to 2026-08-17T20:59Z, scale 1 d)``."""
+        """One line for ``--explain``: ``'yesterday' (2026-08-17T00:00Z to 2026-08-17T23:59Z, scale 1 d, undated
+        ×0.0423)``; a calendar day of a clock whose midnights are not UTC's names the date too: ``'yesterday'
+        (2026-08-17, a time of day 2026-08-16T21:00Z to 2026-08-17T20:59Z, scale 1 d, undated ×0.0423)``."""
         span = f"{_iso(self.start)} to {_iso(self.end)}"
         if self.day_start is not None and _iso(self.day_start) != _iso(self.start):
             span = f"{_iso(self.day_start)[:10]}, a time of day {span}"
-        return f"{self.phrase!r} ({span}, scale {self.scale:g} d)"
+        return f"{self.phrase!r} ({span}, scale {self.scale:g} d, undated ×{self.unknown:.4g})"
 
 
 _EPOCH = date(1970, 1, 1).toordinal()
