@@ -240,6 +240,50 @@ def test_a_turkish_verb_form_is_translated_as_the_verb(kenet_lexicon):
     assert translated_terms(stem("güncelliyoruz", True), "güncelliyoruz", lex, True)[0] == "updat"
 
 
+@pytest.mark.parametrize("word, voiced", [
+    ("silmemek", [(5, ["silmemek", "silmek"])]),  # negation + infinitive
+    ("yapmamak", [(5, ["yapmamak", "yapmak"])]),
+    ("silmez", [(5, ["silmemek", "silmek"])]),  # negative aorist
+    ("silinmesi", [(5, ["silinmek", "silimek"]), (5, ["silinmek", "silmek"])]),  # passive + verbal noun
+    ("yapıldı", [(5, ["yapılmak", "yapmak"])]),  # passive + past
+    ("yapılmadı", [(7, ["yapılmamak", "yapılmak"]), (7, ["yapılmamak", "yapılmak", "yapmak"])]),
+    ("silinmiyor", [(7, ["silinmek"]), (7, ["silinmek", "silimek"]), (7, ["silinmek", "silmek"])]),  # -mI- before -yor
+    ("okunan", [(4, ["okunmak", "okumak"])]),  # -n after a vowel
+    ("gidildi", [(5, ["gidilmek", "gitmek", "gidmek"])]),  # d before the passive's vowel: git
+    # nothing after the passive, a noun's suffix after it, no passive or negation: no reading
+    ("gelin", []), ("gelinden", []), ("kalem", []), ("silme", []), ("silmeyi", []), ("ekmek", []), ("zaman", []),
+    ("değildi", []),  # a stopword (değil) is no verb's stem
+    ("edildi", []), ("etmemek", []),  # nor an auxiliary's (etmek): inşa edildi, was built
+])
+def test_voice_infinitives_read_a_verbs_passive_and_negation_off(word, voiced):
+    """QA round 157-D F4: ``silmemek`` (not to erase) found nothing and ``silinmesi`` (its being erased) was *bob*
+    (``silin``, *şilin*): the lexicon lists verbs by their infinitive, without the passive or the negation."""
+    from dreamdb.ranking.rank import voice_infinitives
+
+    assert voice_infinitives(word) == voiced
+
+
+def test_a_negated_or_passive_verb_is_translated_as_the_verb(kenet_lexicon):
+    """QA round 157-D F4: past a verb's passive and negation its infinitive is looked up, before the beginnings no
+    longer than the root with them (``silin``, *shilling*; ``yapma``, *fake*); a noun stays a noun."""
+    from dreamdb.analyzer import stem
+    from dreamdb.ranking.rank import _turkish_lookup_forms, translated_terms
+
+    lex = Lexicon(kenet_lexicon)
+
+    def first(word):
+        found = translated_terms(stem(word, True), word, lex, True)
+        return found[0] if found else None
+
+    assert first("silmek") == first("silmemek") == first("silinmesi") == first("silinmiyor") == "eras"
+    assert first("yapmak") == first("yapmamak") == first("yapılmadı") == first("yapıldı")
+    assert first("yapmamak") not in lex.translated_terms(TR_EN, ["yapma"])  # (not the noun yapma, "fake")
+    forms = _turkish_lookup_forms("silinmesi")
+    assert forms.index("silmek") < forms.index("silin")
+    assert first("gelin") == "bride" and first("kalem") == first("kalemi")
+    assert first("silindir") == "cylinder"  # (a noun as long as the word: found first)
+
+
 def test_the_forms_of_a_turkish_word_looked_up_restore_a_dropped_vowel_after_devoicing():
     from dreamdb.ranking.rank import _turkish_lookup_forms
 

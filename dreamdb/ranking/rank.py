@@ -1460,6 +1460,76 @@ def verb_infinitives(word: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+_PERSON_ENDING = r"(?:[ıiuü]m|s[ıiuü]n|[ıiuü]z|s[ıiuü]n[ıiuü]z|l[ae]r)?"
+_VOICE_RE = LazyPattern(
+    # the passive: -n after a vowel, -In after l, -Il after another consonant (Göksel & Kerslake 2005, ch. 8)
+    r"(?=(?P<passive>(?<=[aeıioöuü])n|(?<=l)[ıiuü]n|(?<![aeıioöuül])[ıiuü]l)?"
+    rf"(?:(?P<narrowed>m[ıiuü])yor{_PERSON_ENDING}"  # the negation's -mI- before -yor: silinmiyor
+    r"|(?P<negation>m[ae])?"  # the negation -mA
+    rf"(?:(?(negation)z{_PERSON_ENDING}|(?!))"  # the negative aorist -mAz: silmez
+    rf"|(?(negation)(?!)|(?(passive)[ıiuü]r{_PERSON_ENDING}|(?!)))"  # the aorist -Ir after the passive: yapılır
+    r"|(?(negation)|(?(passive)|(?!)))"  # (a passive or a negation before any of these:)
+    rf"(?:{VERB_INFLECTIONS}"
+    r"|y?[ıiuü]nc[ae]"  # the converb -(y)IncA: yapılınca
+    r"|m[ae]k(?:t[ae]n?|l[ae])?"  # the infinitive, with its cases: silinmek, yapılmakta
+    # the verbal noun -mA and the participle -DIk, inflected as nouns: silinmesi, yapılmadan, silindiği, yapıldıktan
+    rf"|(?:m[ae]|[dt][ıiuü][kğ]){NOMINAL_SUFFIXES})))\Z)")
+"""Where a Turkish verb's root may end before a passive or a negation and a verb's ending (:func:`voice_infinitives`):
+a zero-width match at each such place (``finditer``), the passive and the negation ``-mA`` in named groups. The endings
+are :data:`dreamdb.analyzer.VERB_INFLECTIONS`, the converb ``-(y)IncA``, the aorist and the verbal nouns ``-mAk``,
+``-mA`` and ``-DIk`` with a noun's inflections (Göksel & Kerslake 2005, ch. 8): after a passive or a negation a
+word is a verb's, so the aorist and the verbal nouns, which :func:`verb_infinitives` leaves alone (``yazar``,
+author, is ``yaz`` + ``-Ar``; ``silme``, wiping, is a noun of its own), are read too."""
+
+
+_AUXILIARY_ROOTS = frozenset(("et", "ed", "ol", "kıl", "kil", "eyle"))
+"""The roots of Turkish's auxiliary verbs (*yardımcı fiiller*), *etmek*, *olmak*, *kılmak* and *eylemek* (``ed``
+before a vowel; ``kil`` typed without its letters), which make a verb of the noun before them (*inşa etmek*, to
+build): :func:`voice_infinitives` does not read their passive or negation, as in ``inşa edildi`` (was built) the
+topic is the noun's (``edildi`` read as *etmek* was *perform*, *execute*, *buy*)."""
+
+_NO_VERB_STEMS = TURKISH_STOPWORDS | ASCII_TYPED_TURKISH_STOPWORDS
+"""Stems with their passive that :func:`voice_infinitives` reads as no verb's, the stopwords: ``değil`` + ``-di``,
+"was not", is no passive of *değmek*, to touch."""
+
+
+def voice_infinitives(word: str) -> list[tuple[int, list[str]]]:
+    """The infinitives a Turkish verb form reaches past its passive and its negation, which the lexicon does not
+    list: ``silmemek`` (not to erase) → *silmek*, ``silinmesi`` (its being erased) → *silmek*, ``yapılmadı`` (it was
+    not done) → *yapmak*, ``silinmiyor`` (it is not erased) → *silmek*. One ``(letters, infinitives)``
+    for each place a root may end before a passive or a negation and a verb's ending (:data:`_VOICE_RE`), longest
+    root first: ``letters``, those of the root with its passive and negation (``silin`` of ``silinmesi``), and the
+    infinitives of that stem, of the root with its passive, and of the root alone (with a final ``d`` or ``ğ``
+    before the passive's vowel devoiced first, as :func:`verb_infinitives` reads one: ``gidildi`` → *gitmek*),
+    longest first: a lexicon verb of the longer stem (*bulunmak*, to be located, of ``bulunan``; *alınmak*, to take
+    offence) is found before the root's. A word with neither (``silme``, ``kalem``), or with nothing after them
+    (``gelin``, bride), has none. For retrieval the negation is dropped with the passive: a note on erasing files
+    answers a question about not erasing them, as its words, not their polarity, are what BM25 matches."""
+    out = []
+    if len(word) > TRANSLATION_MAX_LETTERS + INFLECTION_MAX_LETTERS:
+        return out
+    for m in reversed(list(_VOICE_RE().finditer(word, 2))):
+        n = m.start()
+        root, passive = word[:n], m.group("passive") or ""
+        if _TURKISH_VOWELS.isdisjoint(root) or root + passive in _NO_VERB_STEMS or root in _AUXILIARY_ROOTS:
+            continue
+        stems = []
+        if m.group("negation"):
+            stems.append(word[:m.end("negation")])
+        if passive:
+            stems.append(root + passive)
+        if root[-1] in "dğ" and passive and passive[0] in _TURKISH_VOWELS:
+            stems.append(root[:-1] + _HARDENED[root[-1]])
+        stems.append(root)
+        infinitives = []
+        for s in stems:
+            vowel = next(c for c in reversed(s) if c in _TURKISH_VOWELS)
+            infinitives.append(s + ("mak" if vowel in _BACK_VOWELS else "mek"))
+        voiced = max(m.end("negation"), m.end("narrowed"), n + len(passive))  # (-1 for a group not there)
+        out.append((voiced, list(dict.fromkeys(infinitives))))
+    return out
+
+
 _TYPED_PLAIN = frozenset("cgiosu")
 """The letters Turkish typed without its letters puts for ç ğ ı ö ş ü."""
 
@@ -1478,7 +1548,10 @@ def _turkish_lookup_forms(word: str) -> tuple[str, ...]:
     it is. No beginning shorter than a privative ``-sIz`` (:data:`_PRIVATIVE_RE`) and the suffix: ``başarısız``
     (unsuccessful) was read as *success*, the translation of its root ``başarı`` (QA round 55). Kept per process
     for the last 4,096 words (a pure function of the word; three stages of a query ask for
-    it: measured on 400 XQuAD tr→en questions, recall p50 1.77 → 1.53 ms in process)."""
+    it: measured on 400 XQuAD tr→en questions, recall p50 1.77 → 1.53 ms in process). A verb's infinitives
+    (:func:`verb_infinitives`) come right after the word itself unless a noun with a longer root explains it, else
+    last; those reached past a passive or a negation (:func:`voice_infinitives`) before the beginnings no longer than
+    the root with them (``silinmesi``: *silmek* before ``silin``, which the lexicon has as *şilin*, shilling)."""
     forms = []
     plain = word.isascii()
     inflected = len(word) <= TRANSLATION_MAX_LETTERS + INFLECTION_MAX_LETTERS  # (else beginnings only)
@@ -1507,6 +1580,15 @@ def _turkish_lookup_forms(word: str) -> tuple[str, ...]:
     short = plain and len(word) < TRANSLATION_MIN_LETTERS and not _TYPED_PLAIN.isdisjoint(word)
     forms = [f for f in dict.fromkeys(forms) if len(f) >= TRANSLATION_MIN_LETTERS or (short and f == word)]
     verbs = verb_infinitives(word)
+    voiced_at: dict[int, list[str]] = {}
+    for voiced, infinitives in voice_infinitives(word) if inflected else ():
+        # a verb's root past its passive or negation (silinmesi: silmek, not silin, "shilling"; yapmadı: yapmak, not
+        # yapma, "fake"), after the beginnings longer than the root with them, which a noun may explain (kalemi),
+        # and, of the word's other verb readings, after those of a root as long or longer
+        at = next((i for i in range(1, len(forms)) if len(forms[i]) <= voiced), len(forms))
+        voiced_at.setdefault(at, []).extend((*(v for v in verbs if len(v) - 3 >= voiced), *infinitives))
+    for at in sorted(voiced_at, reverse=True):
+        forms[at:at] = voiced_at[at]
     if verbs:
         # a verb's inflected form (yazdık, okuduk) is read as the verb, its infinitive, unless a noun that explains
         # the whole word, its root longer, is there (kaydı: kayıt's, "record", not kaymak's, "slid")
@@ -1515,7 +1597,7 @@ def _turkish_lookup_forms(word: str) -> tuple[str, ...]:
                      if word[n:] != "n" and _NOMINAL_SUFFIXES_RE().fullmatch(word[n:])), 0)
         verb = len(verbs[0]) - 3  # (its root's letters)
         forms = forms[:1] + verbs + forms[1:] if verb >= noun else forms + verbs
-    return tuple(forms)
+    return tuple(dict.fromkeys(forms))
 
 
 def _shorter_root_translations(term: str, word: str, lexicon) -> list[tuple[str, ...]]:
@@ -1579,7 +1661,9 @@ def translated_terms(term: str, word: str, lexicon, from_turkish: bool) -> tuple
     *uykusuz*, "sleepless", whose stem is also ``uykus``), ``güvenliği`` → *güvenlik* (before
     *güvenli*), ``borcu`` → *borç*, and then, where it ends in two consonants before a vowel, with the
     vowel a noun may drop there restored (:data:`_DROPPED_VOWEL`: ``beynini`` → *beyin*, ``kaydı`` →
-    *kayıt*; :func:`_resolve` tries the shorter roots' translations when no note holds these,
+    *kayıt*), a verb's form by its infinitive (:func:`verb_infinitives`), past its passive or negation too
+    (:func:`voice_infinitives`: ``silmemek`` → *silmek*; :func:`_resolve` tries the shorter roots' translations when
+    no note holds these,
     :func:`_shorter_root_translations`); each beginning of a word typed in plain letters is also read as
     Turkish typed without its letters (``guvenligi`` → *güvenlik*); failing that, its term is looked
     up among the stems of the lexicon's words. An English word is looked up as written, then by its
