@@ -3,14 +3,14 @@
 Turkish writes the international vocabulary it borrowed from French and
 English as it is pronounced, by regular rules (Türk Dil Kurumu, *Yazım
 Kılavuzu*, on the spelling of words of foreign origin): ``c`` sounding k is
-written ``k``, ``x`` is ``ks``, ``ph`` is ``f``, ``y`` in a vowel's place is
+written ``k``, ``x`` is ``ks``, ``ph`` is ``f``, ``th`` is ``t``, ``y`` in a vowel's place is
 ``i``, a soft ``g`` is ``j``, ``s`` between vowels ``z``; and the learned
 endings take Turkish forms: -tion/-sion → -syon (-siyon), -ction → -ksiyon,
 -ty → -te, -ic/-ical → -ik, -ive → -if, -ism → -izm, -logy → -loji, -graphy
 → -grafi, -nomy → -nomi, -ance/-ence → -ans/-ens, in- → en- before a
 consonant (information → enformasyon). So ``konsolidasyon`` is
 *consolidation*, ``sistem`` *system*, ``strateji`` *strategy*, ``müzik``
-*music*: a Turkish question about an English note shares these words with
+*music*, ``monolitik`` *monolithic*: a Turkish question about an English note shares these words with
 it, though BM25 sees different strings.
 
 :func:`english_spellings` undoes the rules: it lists the English spellings a
@@ -51,14 +51,17 @@ _ENDINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # Turkish ending (after the vowels above became ASCII) → English endings, longest first
     ("ksiyon", ("ction",)), ("lojik", ("logical",)), ("siyon", ("sion", "tion")), ("ziyon", ("sion",)),
     ("syon", ("tion", "sion")), ("zyon", ("sion",)), ("grafi", ("graphy",)), ("metri", ("metry",)),
-    ("loji", ("logy",)), ("nomi", ("nomy",)), ("sofi", ("sophy",)), ("tik", ("tic", "tical")),
+    ("loji", ("logy",)), ("nomi", ("nomy",)), ("sofi", ("sophy",)),
     ("izm", ("ism",)), ("ite", ("ity",)), ("ans", ("ance",)), ("ens", ("ence",)), ("ik", ("ic", "ical")),
     ("if", ("ive",)),
 )
 _SOUNDED = {"k": ("c", "ch"), "f": ("ph",), "i": ("y",), "j": ("g",), "z": ("s",), "y": ("i", ""), "ş": ("sh", "ch"),
-            "ç": ("ch",)}
+            "ç": ("ch",), "t": ("th",)}
 """Letters that stand for other English letters some of the time (``teknoloji`` *technology*,
-``şampiyon`` *champion*, ``stadyum`` *stadium*): each is tried as it is and as each of these. ``y``
+``şampiyon`` *champion*, ``stadyum`` *stadium*, ``teori`` *theory*, ``monolitik`` *monolithic*: Turkish has
+no *th*, and writes the Greek theta of borrowed words ``t``, as ``matematik``, ``metodoloji``, ``patoloji``): each
+is tried as it is and as each of these. The ``t`` of ``-tik`` too, which is read as ``t`` + ``-ik`` (``-tic``,
+``-thic``). ``y``
 only where Turkish writes it as a glide, inside the word before a vowel (``medya``, ``radyo``), not
 at either end, where it is the same letter in both languages (``party`` must not become *part*).
 ``ş`` and ``ç`` must change (English has no such letter)."""

@@ -24,6 +24,10 @@ configuration small and the television of the team calm.
     ("enformasyon", "information"), ("müzik", "music"), ("televizyon", "television"), ("pozitif", "positive"),
     ("kapitalizm", "capitalism"), ("şampiyon", "champion"), ("stadyum", "stadium"), ("üniversite", "university"),
     ("aksiyon", "action"), ("organizasyon", "organization"), ("konfigürasyon", "configuration"), ("kategori", "category"),
+    # th is written t (QA round 157-D F5), in -tik too
+    ("monolitik", "monolithic"), ("teori", "theory"), ("matematik", "mathematic"), ("metodoloji", "methodology"),
+    ("patoloji", "pathology"), ("katolik", "catholic"), ("ortodoks", "orthodox"), ("empati", "empathy"),
+    ("statik", "static"), ("deterministik", "deterministic"),
 ])
 def test_loanword_spelling_rules_give_the_english_word(root, english):
     assert english in english_spellings(root)
@@ -31,7 +35,7 @@ def test_loanword_spelling_rules_give_the_english_word(root, english):
 
 def test_spellings_are_english_letters_bounded_and_fewest_changes_first():
     assert english_spellings("sistem")[0] == "system"  # one change
-    assert english_spellings("doktor") == ("doctor", "dochtor")  # k read as c, then as ch
+    assert english_spellings("doktor") == ("doctor", "dochtor", "dokthor", "docthor", "dochthor")  # k: c, ch; t: th
     assert all(s.isascii() and s.isalpha() for s in english_spellings("şampiyonluk"))  # ş never kept
     assert len(english_spellings("kikikikikikisyon")) == MAX_SPELLINGS
     assert english_spellings("kare") == ()  # too short: a false friend (square, not care)
@@ -79,7 +83,8 @@ def test_the_c_kernel_spells_every_root_out_as_the_python_reference_does():
         assert KERNEL.loanword_spellings(list(group), None) == loanword_spellings(group), group
     kept = sum(len(loanword_spellings(g, heads)) for g in groups)
     assert 1000 < kept < sum(len(loanword_spellings(g)) for g in groups) / 2  # the heads keep some, not all
-    assert KERNEL.loanword_spellings(("sistemi", "sistem", "sist"), heads) == ["systemi", "systemy", "system"]
+    assert KERNEL.loanword_spellings(("sistemi", "sistem", "sist"), heads) == ["systemi", "systhemi", "systemy",
+                                                                                 "systhemy", "system", "systhem"]
     assert KERNEL.loanword_spellings(("sistemi", "sistem", "sist"), term_heads(["consolidation"])) == []
     assert KERNEL.loanword_spellings(iter(["sistem"]), ["syst", "x"]) == loanword_spellings(["sistem"], ["syst", "x"])
     assert KERNEL.loanword_spellings(["sistem"]) == loanword_spellings(["sistem"])  # heads may be left out
@@ -128,6 +133,19 @@ def test_a_turkish_question_finds_the_english_note_through_its_loanwords(mixed_v
     hits = ix.recall(query, top=3, explain=True)
     assert hits[0].slug == "consolidation" and hits[0].score > 0
     assert any("→ consolidation" in n and "→ system" in n for n in ix.take_notes())
+    ix.close()
+
+
+@pytest.mark.parametrize("engine", ["memory", "sql"])
+def test_a_turkish_t_reaches_an_english_th(mixed_vault, engine):
+    """QA round 157-D F5: ``monolitik`` found nothing though a note says *monolithic*: Turkish writes th as t."""
+    write_doc(mixed_vault, "knowledge/fanout.md", "---\ntitle: Fan-out\n---\n\nThe agent no longer runs one "
+              "monolithic pass; the theory is that parallel passes finish sooner.\n")
+    ix = dreamdb.open(mixed_vault, engine=engine)
+    ix.sync()
+    plan = plan_query("monolitik geçiş teorisi", vocabulary=ix._vocabulary())
+    assert plan.turkish and {"monolithic", "theori"} <= set(plan.terms)
+    assert ix.recall("monolitik geçiş teorisi", top=1)[0].slug == "fanout"
     ix.close()
 
 

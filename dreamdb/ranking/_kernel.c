@@ -451,7 +451,7 @@ static const struct { const char *tr; const char *en[2]; } SP_ENDINGS[] = { /* c
     {"ksiyon", {"ction", NULL}}, {"lojik", {"logical", NULL}}, {"siyon", {"sion", "tion"}},
     {"ziyon", {"sion", NULL}}, {"syon", {"tion", "sion"}}, {"zyon", {"sion", NULL}},
     {"grafi", {"graphy", NULL}}, {"metri", {"metry", NULL}}, {"loji", {"logy", NULL}},
-    {"nomi", {"nomy", NULL}}, {"sofi", {"sophy", NULL}}, {"tik", {"tic", "tical"}},
+    {"nomi", {"nomy", NULL}}, {"sofi", {"sophy", NULL}},
     {"izm", {"ism", NULL}}, {"ite", {"ity", NULL}}, {"ans", {"ance", NULL}}, {"ens", {"ence", NULL}},
     {"ik", {"ic", "ical"}}, {"if", {"ive", NULL}},
 };
@@ -460,7 +460,7 @@ static const struct { const char *tr; const char *en[2]; } SP_ENDINGS[] = { /* c
 static const char *const *sp_readings(char c) {
     static const char *const k[] = {"c", "ch", NULL}, *const f[] = {"ph", NULL}, *const i[] = {"y", NULL},
                              *const j[] = {"g", NULL}, *const z[] = {"s", NULL}, *const y[] = {"i", "", NULL},
-                             *const sh[] = {"sh", "ch", NULL}, *const ch[] = {"ch", NULL};
+                             *const sh[] = {"sh", "ch", NULL}, *const ch[] = {"ch", NULL}, *const t[] = {"th", NULL};
     switch (c) {
     case 'k': return k;
     case 'f': return f;
@@ -470,6 +470,7 @@ static const char *const *sp_readings(char c) {
     case 'y': return y;
     case 'S': return sh;
     case 'C': return ch;
+    case 't': return t;
     }
     return NULL;
 }
