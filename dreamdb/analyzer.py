@@ -1458,13 +1458,16 @@ def analyze(text: str, turkish: bool | None = None, *, words: list[str] | None =
 
 
 def query_words(text: str, turkish: bool, words: list[str] | None = None,
-                originals: list[str] | None = None, common: frozenset[int] = frozenset()) -> list[tuple[str, str, bool]]:
+                originals: list[str] | None = None, common: frozenset[int] = frozenset(),
+                skip: frozenset[str] = frozenset()) -> list[tuple[str, str, bool]]:
     """``(term, folded word, capitalised)`` for each word of a query that yields a term, in order.
 
     The terms are exactly :func:`analyze`'s (same language decision, same rules); the word and
     its case are kept for :func:`alternate_terms`. ``words`` and ``originals`` as in :func:`analyze`;
     ``common``: indexes of capitalised words to read as ordinary words all the same (see
-    :func:`opening_capitals`).
+    :func:`opening_capitals`); ``skip``: folded words left out as stopwords are (a Turkish query's stopwords typed
+    without their Turkish letters, :data:`PLAIN_TYPED_TURKISH_STOPWORDS`, where
+    :func:`dreamdb.ranking.rank.plan_query` reads the query as Turkish).
     """
     if words is None:
         words = raw_tokens(text)
@@ -1474,7 +1477,7 @@ def query_words(text: str, turkish: bool, words: list[str] | None = None,
         originals = words
     out = []
     for i, (w, o) in enumerate(zip(words, originals)):
-        if len(w) > 1 and w not in STOPWORDS:
+        if len(w) > 1 and w not in STOPWORDS and w not in skip:
             cap = o[:1].isupper() and (not common or i not in common)
             out.append((stem(w, turkish and not cap), w, cap))
     return out
@@ -1696,6 +1699,10 @@ def turkish_spelling(word: str, known) -> str | None:
 
 ASCII_TYPED_TURKISH_STOPWORDS = frozenset(w.translate(TURKISH_TO_ASCII) for w in TURKISH_STOPWORDS)
 """The Turkish stopwords as typed without Turkish letters (``nasil``, ``icin``, ``ne``)."""
+PLAIN_TYPED_TURKISH_STOPWORDS = ASCII_TYPED_TURKISH_STOPWORDS - STOPWORDS
+"""Of :data:`ASCII_TYPED_TURKISH_STOPWORDS`, those that are no stopword as typed (``icin``, ``cok``, ``degil``; not
+``ne``, ``ve``): :data:`STOPWORDS` leaves them in a query, and :func:`dreamdb.ranking.rank.plan_query` leaves them out
+of one it reads as Turkish."""
 
 
 def _stopword_spellings() -> dict[str, str]:

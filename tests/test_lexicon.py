@@ -2052,3 +2052,35 @@ def test_a_lexicon_of_another_analyzer_passes_over_a_key_whose_translations_anal
         if preload:
             older.preload()
         assert [older.translated_terms(d, w, s, ascii=a) for d, w, s, a in cases] == expected
+
+
+def test_turkish_stopwords_typed_without_their_letters_are_left_out_of_a_query_read_as_turkish(tiny_vault,
+                                                                                                kenet_lexicon):
+    """QA round 157-D F1: the Turkish stopwords typed without their letters (``icin``, ``cok``, ``degil``) were left in
+    a query read as Turkish, searched and translated as Turkish words: ``recall icin cok onemli degil`` searched
+    ``icin`` → *past* and ``cok`` → *collapse* (çök), where ``recall için çok önemli değil`` leaves its stopwords
+    out.
+    A query read as English keeps them (``su root shell``: the Unix ``su``), as does a query of them alone (``nasil``),
+    and a form the lexicon has as a Turkish word as typed (``su``, *water*, beside ``şu``)."""
+    from dreamdb.lexicon import Lexicon
+
+    lexicon = Lexicon(kenet_lexicon)
+    write_doc(tiny_vault, "knowledge/recall.md", "---\ntitle: Recall ranking\n---\nPast queries decide what is "
+              "important; duplicate hits collapse into one. Run su as root in the shell. Water the plants.\n")
+    write_doc(tiny_vault, "knowledge/yedek.md", "---\ntitle: Yedekleme\n---\nYedekler her gece alınır, bu önemli.\n")
+    for engine in ("memory", "sql"):
+        with dreamdb.open(tiny_vault, lexicon=lexicon, engine=engine) as ix:
+            ix.recall("x")  # (synced)
+            vocabulary = ix._vocabulary()
+            plain = plan_query("recall icin cok onemli degil", vocabulary=vocabulary, lexicon=lexicon)
+            lettered = plan_query("recall için çok önemli değil", vocabulary=vocabulary, lexicon=lexicon)
+            # (onemli is found as önemli, the Turkish note's word)
+            assert plain.terms == lettered.terms == ["recal", "önemli"], (plain, lettered)
+            assert plain.resolved == {"onemli": "önemli"} and not plain.by_lexicon, plain
+            # (one Turkish letter makes a query Turkish: its stopwords typed without theirs are left out too)
+            assert plan_query("yedekler icin önemli", vocabulary=vocabulary, lexicon=lexicon).terms == ["yedek",
+                                                                                                         "önemli"]
+            assert "su" in plan_query("su root shell", vocabulary=vocabulary, lexicon=lexicon).terms
+            assert plan_query("nasil", vocabulary=vocabulary, lexicon=lexicon).terms == ["nasil"]
+            assert plan_query("su icin", vocabulary=vocabulary, lexicon=lexicon).terms == ["su"]
+            assert [h.doc_id for h in ix.recall("recall icin cok onemli degil")][:1] == ["knowledge/recall"]

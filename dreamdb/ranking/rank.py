@@ -23,7 +23,8 @@ from functools import lru_cache
 from itertools import product
 
 from dreamdb.analyzer import (ASCII_TYPED_TURKISH_STOPWORDS, ENGLISH_ONLY_STOPWORDS, NOMINAL_SUFFIXES,
-                               NOT_TURKISH_LETTERS, PRIVATIVE_RE, STOPWORDS, TURKISH_STOPWORDS, TURKISH_TO_ASCII,
+                               NOT_TURKISH_LETTERS, PLAIN_TYPED_TURKISH_STOPWORDS, PRIVATIVE_RE, STOPWORDS,
+                               TURKISH_STOPWORDS, TURKISH_TO_ASCII,
                                VERB_INFLECTIONS, acronym_terms, alternate_terms, analyze, compound_terms, diacritic_round,
                                diacritic_rounds, english_by_function_words, identifier_terms, is_turkish,
                                dotless_capitals, drop_data, harmony_breaks, is_turkish_text, lower, normalize, opening_capitals,
@@ -346,7 +347,9 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None, *, 
             exactly as before. The score stays BM25 over one term per
             query word.
         lexicon: :class:`dreamdb.lexicon.Lexicon` (a Turkish–English dictionary) or ``None``. A word the query
-            writes only in a file name or its path (:func:`name_words`) is not translated.
+            writes only in a file name or its path (:func:`name_words`) is not translated. With it, a query read as
+            Turkish (analysed so, or by :func:`turkish_by_lexicon`) leaves out its Turkish stopwords typed without
+            their letters (:func:`plain_typed_stopwords`: ``icin``, ``cok``), as it leaves them out written with them.
         correct: also correct the spelling of an English query's words no note holds
             (:func:`spelling_corrections`; :meth:`dreamdb.Index.recall` asks for it when the query as typed matched
             nothing). A query analysed as Turkish (one Turkish word can make it so: ``securtys için``), or read as
@@ -404,6 +407,23 @@ def _plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None, *,
             break
         wanted += MAX_QUERY_TERMS - len(distinct)
     words, written_words, unread = some, some_written, every - read
+    # A query read as Turkish, analysed so or typed without its letters and read so by the lexicon
+    # (turkish_by_lexicon), leaves out its Turkish stopwords typed without their letters too, as a Turkish query
+    # leaves them out written with them: icin, cok, degil were searched, and translated as Turkish words (icin → past,
+    # cok → collapse: QA round 157-D F1), where için, çok, değil are not
+    by_lexicon_reading = None  # turkish_by_lexicon(words, …), asked once
+    skip = frozenset()
+    if lexicon is not None and not PLAIN_TYPED_TURKISH_STOPWORDS.isdisjoint(words):
+        if not turkish and vocabulary is not None:
+            by_lexicon_reading = turkish_by_lexicon(words, lexicon, vocabulary)
+        if turkish or by_lexicon_reading:
+            skip = plain_typed_stopwords(words, lexicon)
+    if skip:
+        if turkish:
+            qwords = [q for q in qwords if q[1] not in skip]
+            distinct = list(dict.fromkeys(t for t, _w, _cap in qwords))
+        else:
+            distinct = list(dict.fromkeys(analyze(text, turkish=False, words=[w for w in words if w not in skip])))
     if not unread:  # (a query cut short has its MAX_QUERY_TERMS terms before these: none would be kept)
         # (v0.5.0 → 0.5.0, C++ → c++: one more term each; setupVersion → setup, version; JWTs → jwt; SESSION_ID →
         # session_id)
@@ -435,7 +455,8 @@ def _plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None, *,
     # (QA round 151-E F1: "mac bildirimleri" found the one English note quoting *Bildirim*, not the 25 on notifications),
     # but for its words a Turkish note holds
     letterless = bool(not turkish and lexicon is not None and vocabulary is not None and distinct
-                      and vocabulary.has_non_turkish and turkish_by_lexicon(words, lexicon, vocabulary))
+                      and vocabulary.has_non_turkish and (turkish_by_lexicon(words, lexicon, vocabulary)
+                                                          if by_lexicon_reading is None else by_lexicon_reading))
     translates = bool(lexicon is not None and vocabulary is not None and distinct
                       and (letterless or _translates(turkish, vocabulary, reads_turkish)))
     names = name_words(written) if lexicon is not None else frozenset()  # (not translated: a file name's parts)
@@ -446,14 +467,14 @@ def _plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None, *,
             lexicon is not None and vocabulary.has_non_turkish and (
                 not vocabulary.known(distinct) or letterless))):
         if qwords is None:
-            qwords = query_words(text, turkish, words, written_words)
+            qwords = query_words(text, turkish, words, written_words, skip=skip)
         resolved, by_lexicon, forms = _resolve(text, qwords, turkish, distinct, vocabulary, reads_turkish=reads_turkish,
                                                translates=translates, lexicon=lexicon, names=names,
                                                letterless=letterless)
     if (correct or corrections is not None) and vocabulary is not None and distinct and not turkish and not letterless:
         if corrections is None:
             if qwords is None:
-                qwords = query_words(text, turkish, words, written_words)
+                qwords = query_words(text, turkish, words, written_words, skip=skip)
             corrections = spelling_corrections(qwords, distinct, resolved, vocabulary, lexicon)
         for term in distinct:  # (in the query's order)
             if term not in corrections or term in resolved:
@@ -470,7 +491,7 @@ def _plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None, *,
     translated: dict[str, str] = {}
     if translates and terms:
         if qwords is None:
-            qwords = query_words(text, turkish, words, written_words)
+            qwords = query_words(text, turkish, words, written_words, skip=skip)
         chosen_words = [q for q in qwords if q[1] not in names] if names else qwords
         if letterless:  # (a word a Turkish note holds is found there, as typed: "uyku borcu" keeps its note on top)
             in_turkish = vocabulary.known(terms, in_turkish=True)
@@ -489,7 +510,7 @@ def _plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None, *,
     # a Turkish query's own words too, and the words of another one that a Turkish note holds
     if vocabulary is not None and terms and vocabulary.has_turkish:
         if qwords is None:
-            qwords = query_words(text, turkish, words, written_words)
+            qwords = query_words(text, turkish, words, written_words, skip=skip)
         _own_forms(qwords, terms, resolved, vocabulary, forms, turkish)
     if synonym_table is not None:  # the query's words as typed too, where a translation or another analysis
         # replaced them (`sürüm, checklist` gave sürüm → version no checklist: QA round 140-A F1), a capitalised
@@ -501,7 +522,7 @@ def _plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None, *,
         # where it is no word the index or the lexicon knows only as written, as an entry's word (`CABIN` is not
         # cabın, the term cap, nor the entry `CABIN` the query `cap`: QA round 144-A F1)
         readings = [(w, r) for w, o in zip(words, written_words)
-                    if len(w) > 1 and w not in STOPWORDS and (r := dotless_reading(o, w)) is not None]
+                    if len(w) > 1 and w not in STOPWORDS and w not in skip and (r := dotless_reading(o, w)) is not None]
         read = [(w, stem(r, True)) for w, r in readings]
         dotted = dotted_words(readings + synonym_table.readings(seen + [t for _w, t in read] + counted), vocabulary,
                               lexicon)
@@ -1161,6 +1182,22 @@ def turkish_by_lexicon(words: list[str], lexicon, vocabulary) -> bool:
     in_english = vocabulary.known(set(others.values()), in_turkish=False) if others else set()
     return (sum(kinds[w] > 0 for w in words)
             > sum(kinds[w] < 0 and (kinds[w] != -3 or others[w] in in_english) for w in words))
+
+
+def plain_typed_stopwords(words: list[str], lexicon) -> frozenset[str]:
+    """Of a query's ``words`` (folded, :func:`dreamdb.analyzer.tokens`), read as Turkish, its Turkish stopwords typed
+    without their Turkish letters (:data:`dreamdb.analyzer.PLAIN_TYPED_TURKISH_STOPWORDS`: ``icin``, ``cok``,
+    ``degil``) to leave out of it, as a Turkish query's stopwords written with them are (:func:`plan_query`): but a
+    form the ``lexicon`` has as a Turkish word as typed, a word of its own (``su``, *water*, beside ``şu``), and none
+    when they are all the words that give the query a term (``nasil`` alone is searched). Empty without a lexicon."""
+    if lexicon is None:
+        return frozenset()
+    from dreamdb.lexicon import TR_EN
+
+    found = frozenset(w for w in words if w in PLAIN_TYPED_TURKISH_STOPWORDS and not lexicon.has(TR_EN, w))
+    if found and all(w in found or len(w) < 2 or w in STOPWORDS for w in words):
+        return frozenset()
+    return found
 
 
 def _own_words(words: list[str], originals: list[str], common: frozenset[int] = frozenset()) -> list[str]:
