@@ -453,7 +453,8 @@ def _plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None, *,
     # A query typed without Turkish letters whose words read as Turkish by the lexicon (turkish_by_lexicon), over an
     # index with notes not analysed as Turkish: its words are translated into those notes as a Turkish question's are
     # (QA round 151-E F1: "mac bildirimleri" found the one English note quoting *Bildirim*, not the 25 on notifications),
-    # but for its words a Turkish note holds
+    # its words a Turkish note holds too, counted with their translations as the same words written with their letters
+    # are (QA round 157-D F2: "iki oturum" kept iki and oturum alone, where "iki oturum ş" counted iki|two, oturum|session)
     letterless = bool(not turkish and lexicon is not None and vocabulary is not None and distinct
                       and vocabulary.has_non_turkish and (turkish_by_lexicon(words, lexicon, vocabulary)
                                                           if by_lexicon_reading is None else by_lexicon_reading))
@@ -493,9 +494,6 @@ def _plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None, *,
         if qwords is None:
             qwords = query_words(text, turkish, words, written_words, skip=skip)
         chosen_words = [q for q in qwords if q[1] not in names] if names else qwords
-        if letterless:  # (a word a Turkish note holds is found there, as typed: "uyku borcu" keeps its note on top)
-            in_turkish = vocabulary.known(terms, in_turkish=True)
-            chosen_words = [q for q in chosen_words if resolved.get(q[0], q[0]) not in in_turkish]
         chosen = translation_synonyms(chosen_words, turkish or letterless, terms, vocabulary, lexicon, resolved)
         # (a replaced word's "other sense" that is only another form of its replacement is in its class already)
         translated = {t: found[0] for t, found in chosen.items() if found[0] not in forms.get(t, ())}
