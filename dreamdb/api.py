@@ -3739,6 +3739,10 @@ class Index:
             # ~0.1-0.3 ms a document; after it, pending counts the chunk texts that lack a vector.
             under_lock(lambda: store.chunk_pending_documents(self.conn))
             pending = store.pending(self.conn, emb.model_id)
+        if not store.nfc_vectors_settled(self.conn):  # (once: the vectors a version before 0.3.19 computed from
+            # decomposed text, which the texts' hashes kept: embedded again with the pending ones; QA round 157-B F1)
+            under_lock(lambda: store.drop_vectors_before_nfc(self.conn))
+            pending = store.pending(self.conn, emb.model_id)
         if pending and pending <= self.lazy_refresh_max:
             # (another process's refresh, or its write lock, is waited for briefly too)
             under_lock(lambda lock_timeout: store.refresh(

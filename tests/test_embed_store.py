@@ -307,6 +307,208 @@ def test_a_no_change_refresh_of_a_read_only_index_older_than_the_nan_check_write
         assert conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone() == ("1",)
 
 
+# ------------------------------------------------------------------ vectors of decomposed text (QA round 157-B F1)
+
+NFD_NOTE = ("---\nname: Gölge çalışma notları\n---\nŞirket içi öğrenme oturumlarında gölgeleme yöntemi kullanılıyor:"
+            " yeni başlayan bir çalışan, deneyimli bir mühendisin yanında bir hafta boyunca çalışır, her gün kısa"
+            " notlar düşer ve cuma günü öğrendiklerini özetler. Bu yöntem ölçülebilir bir iyileşme sağladı.\n")
+"""A Turkish note, written decomposed (NFD) into the vault by :func:`_nfc_vault`: one chunk, not in NFC."""
+
+
+NFC_KEY = "nfc_vectors"
+"""``meta`` key (:data:`dreamdb.store.sync.NFC_VECTORS_KEY`): ``done`` once the vectors of decomposed texts an older
+version may have computed were deleted, or none can have been."""
+
+
+def _nfc_vault(vault):
+    """Three notes of one chunk each: a Turkish one written decomposed (NFD, as text pasted from some macOS sources), a
+    Turkish one composed (NFC, non-ASCII all the same) and an English one."""
+    import unicodedata
+
+    write_doc(vault, "knowledge/golge.md", unicodedata.normalize("NFD", NFD_NOTE))
+    write_doc(vault, "knowledge/tuz.md", "---\nname: Tuz ve şeker\n---\nMutfakta tuz ile şekerin yerini karıştırmamak"
+                                         " için kavanozların üstüne büyük etiketler yapıştırdık.\n")
+    write_doc(vault, "knowledge/sleep.md", "---\nname: Sleep debt\n---\nEach late session adds sleep debt that the"
+                                           " weekend does not pay back in full.\n")
+    return vault
+
+
+def _nfd_hash(conn) -> str:
+    """The content hash of the one chunk text of :func:`_nfc_vault` not in NFC."""
+    import unicodedata
+
+    (found,) = [h for h, t in conn.execute("SELECT content_hash, text FROM chunks")
+                if not unicodedata.is_normalized("NFC", t)]
+    return found
+
+
+def _vectors(conn) -> dict[str, tuple[int, bytes]]:
+    """``{content hash: (embeddings.id, vector bytes)}`` of every stored vector."""
+    return {h: (i, v) for h, i, v in conn.execute(
+        "SELECT e.content_hash, e.id, v.embedding FROM embeddings e JOIN vec_embeddings v ON v.rowid = e.id")}
+
+
+def _as_written_by(conn, history: str | None, old_vectors: dict[str, bytes] | None = None) -> None:
+    """Make the index one a version of ``history`` (``formats_written``, oldest first; None: before 0.3.7, which
+    recorded none) left: its format the last of them (an older format, whose next sync rebuilds the index as an
+    upgrade does), no :data:`~dreamdb.store.sync.NFC_VECTORS_KEY`, and ``old_vectors`` ({content hash: vector})
+    stored in place of the vectors of those texts, as such a version computed them."""
+    with store.write_transaction(conn):
+        for h, vector in (old_vectors or {}).items():
+            conn.execute("UPDATE vec_embeddings SET embedding = ? WHERE rowid = (SELECT id FROM embeddings WHERE"
+                         " content_hash = ?)", (vector, h))
+        conn.execute("DELETE FROM meta WHERE key IN (?, 'formats_written')", (NFC_KEY,))
+        if history is not None:
+            conn.execute("INSERT INTO meta (key, value) VALUES ('formats_written', ?)", (history,))
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'analyzer_version'",
+                     (history.split(",")[-1] if history else "21.15.11",))
+
+
+NEWER_FORMATS = "21.40.18,21.41.18,21.42.18,21.43.19,21.44.20,22.44.20,23.44.20,24.44.20"
+"""Eight formats (``formats_written`` keeps 8) of versions since 0.3.19: an older one may have been left out."""
+
+
+@pytest.mark.parametrize("history", [None, "21.15.11", "21.36.17,21.39.18", NEWER_FORMATS],
+                         ids=["before-0.3.7", "0.3.2-ish", "0.3.13-0.3.18", "eight-formats"])
+def test_the_vector_of_a_decomposed_text_an_older_version_stored_is_embedded_again_once(tiny_vault, history):
+    """QA round 157-B F1: the vectors a version before 0.3.19 computed from a decomposed (NFD) chunk text, kept by its
+    hash after the embedder began composing text (NFC), are deleted once on the upgrade, so the refresh embeds exactly
+    those texts again; a composed text's vector is kept, non-ASCII or not. Done once: the next refreshes embed nothing."""
+    _nfc_vault(tiny_vault)
+    emb = HashEmbedder()
+    with open_synced(tiny_vault) as index:
+        assert store.refresh(index.conn, emb).embedded == 3
+        nfd = _nfd_hash(index.conn)
+        before = _vectors(index.conn)
+        _as_written_by(index.conn, history)
+    emb.calls.clear()
+    with dreamdb.open(tiny_vault) as index:  # this version opens the index the older one left: synced, then refreshed
+        report = index.refresh_embeddings(embedder=emb)
+        conn = index.conn
+        assert (report.embedded, report.pending) == (1, 0), report
+        assert [hashlib.sha256(t.encode()).hexdigest() for t in emb.calls] == [nfd]
+        after = _vectors(conn)
+        assert after.keys() == before.keys()
+        assert all(after[h] == before[h] for h in before if h != nfd)
+        assert conn.execute("SELECT value FROM meta WHERE key = ?", (NFC_KEY,)).fetchone() == ("done",)
+        assert index.refresh_embeddings(embedder=emb).embedded == 0 and len(emb.calls) == 1
+    with dreamdb.open(tiny_vault) as index:
+        assert index.refresh_embeddings(embedder=emb).embedded == 0 and len(emb.calls) == 1
+
+
+@pytest.mark.parametrize("history", ["fresh", "current", "21.40.18", "21.40.18,21.41.18,23.44.20"])
+def test_an_index_only_versions_since_0_3_19_embedded_keeps_every_vector(tiny_vault, history):
+    """QA round 157-B F1: a new index, one of this version's format made before the deletion (no key), and ones only
+    versions since 0.3.19 (index format 21.40.18, whose embedder composes text) synced lose no vector, the decomposed
+    text's included, and the key says so at once."""
+    from dreamdb.store.sync import INDEX_FORMAT
+
+    _nfc_vault(tiny_vault)
+    emb = HashEmbedder()
+    with open_synced(tiny_vault) as index:
+        conn = index.conn
+        assert conn.execute("SELECT value FROM meta WHERE key = ?", (NFC_KEY,)).fetchone() == ("done",)
+        assert store.refresh(conn, emb).embedded == 3
+        before = _vectors(conn)
+        if history != "fresh":
+            _as_written_by(conn, INDEX_FORMAT if history == "current" else history)
+    emb.calls.clear()
+    with dreamdb.open(tiny_vault) as index:
+        report = index.refresh_embeddings(embedder=emb)
+        assert (report.embedded, report.pending, emb.calls) == (0, 0, []), report
+        assert _vectors(index.conn) == before
+        assert index.conn.execute("SELECT value FROM meta WHERE key = ?", (NFC_KEY,)).fetchone() == ("done",)
+
+
+def test_a_read_only_index_an_older_version_embedded_without_decomposed_text_refreshes_without_writing(tiny_vault):
+    """QA round 157-B F1, as 141-D F1 for the NaN check: where no decomposed text has a vector there is nothing to
+    delete, so a refresh of such an index SQLite opened read-only stays on its read-only path ("0 embedded", not exit
+    4), and the key waits for a writable index."""
+    _nfc_vault(tiny_vault)
+    (tiny_vault / "knowledge" / "golge.md").unlink()
+    emb = HashEmbedder()
+    with open_synced(tiny_vault) as index:
+        conn = index.conn
+        assert store.refresh(conn, emb).embedded == 2
+        with store.write_transaction(conn):
+            conn.execute("UPDATE meta SET value = 'due' WHERE key = ?", (NFC_KEY,))
+        ro = db.connect(index.index_path, readonly=True, vec=True)
+        try:
+            emb.calls.clear()
+            for _ in range(2):
+                report = store.refresh(ro, emb)
+                assert (report.embedded, report.pending, emb.calls) == (0, 0, [])
+            assert ro.execute("SELECT value FROM meta WHERE key = ?", (NFC_KEY,)).fetchone() == ("due",)
+        finally:
+            ro.close()
+        assert store.refresh(conn, emb).embedded == 0 and emb.calls == []
+        assert conn.execute("SELECT value FROM meta WHERE key = ?", (NFC_KEY,)).fetchone() == ("done",)
+
+
+def test_a_damage_rebuild_carries_whether_an_older_version_s_vectors_wait(tiny_vault):
+    """QA round 157-B F1: a damage rebuild carries the stored vectors into a new file, which records no format: the
+    decomposed text's vector an older version computed is still embedded again, and a newer version's is not."""
+    import sqlite3 as stdlib_sqlite3
+
+    _nfc_vault(tiny_vault)
+    emb = HashEmbedder()
+    for history, embedded in (("21.39.18", 1), ("21.40.18", 0)):
+        with open_synced(tiny_vault) as index:
+            store.refresh(index.conn, emb)
+            _as_written_by(index.conn, history)
+            index.sync()  # (this version's first sync: the decision is recorded before its format is)
+            path = index.index_path
+        with stdlib_sqlite3.connect(path) as c:
+            c.execute("DROP TABLE corpus_stats")
+        emb.calls.clear()
+        with dreamdb.open(tiny_vault) as index:
+            synced = index.sync()
+            assert any("rebuilt from the vault (its 3 stored embeddings kept)" in w for w in synced.warnings), synced
+            report = index.refresh_embeddings(embedder=emb)
+            assert (report.embedded, len(emb.calls), report.pending) == (embedded, embedded, 0), (history, report)
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("how", ["refresh", "recall"])
+def test_an_index_an_older_version_embedded_ranks_as_a_new_one_once_upgraded(tiny_vault, tmp_path, model_dir,
+                                                                               embedder, monkeypatch, how):
+    """QA round 157-B F1, as found: after an upgrade from 0.3.18 or earlier, a decomposed (NFD) note kept the vector the
+    old version computed from its decomposed tokens (its text, and the hash keying the vector, unchanged), `embed
+    refresh` said "0 embedded, 3 reused", and dense recall ranked otherwise than on a new index. The upgraded index's
+    first refresh (or the hybrid recall's own refresh before it) embeds that text again, and dense recall then gives
+    a new index's scores."""
+    from dreamdb.embeddings import model as model_module
+
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(model_dir))
+    _nfc_vault(tiny_vault)
+    query = "öğrenme oturumlarında gölgeleme yöntemi"
+    fresh_path = tmp_path / "fresh" / "index.db"
+    with dreamdb.open(tiny_vault, index_path=fresh_path) as fresh:
+        assert fresh.refresh_embeddings(embedder=embedder).embedded == 3
+        expected = [(h.doc_id, round(h.rank_score, 5)) for h in fresh.recall(query, mode="dense", top=3)]
+        fresh_vectors = _vectors(fresh.conn)
+    with open_synced(tiny_vault) as index:
+        store.refresh(index.conn, embedder)
+        nfd = index.conn.execute("SELECT text FROM chunks WHERE content_hash = ?", (_nfd_hash(index.conn),)).fetchone()[0]
+        with monkeypatch.context() as m:  # the embedder of 0.3.18 and earlier: the text to the tokenizer as written
+            m.setattr(model_module, "_encodable", lambda text: text)
+            old = embedder.embed_passages([nfd])[0]
+        assert float(old @ np.frombuffer(fresh_vectors[_nfd_hash(index.conn)][1], np.float32)) < 0.99
+        _as_written_by(index.conn, "21.39.18", {_nfd_hash(index.conn): old.astype(np.float32).tobytes()})
+    with dreamdb.open(tiny_vault) as index:
+        if how == "refresh":
+            report = index.refresh_embeddings(embedder=embedder)
+            assert (report.embedded, report.reused) == (1, 2), report
+        got = [(h.doc_id, round(h.rank_score, 5)) for h in index.recall(query, mode="dense", top=3)]
+        assert got == expected
+        assert got[0][0] == "knowledge/golge"
+        upgraded = _vectors(index.conn)
+        assert upgraded.keys() == fresh_vectors.keys()
+        for h, (_id, vector) in upgraded.items():
+            np.testing.assert_allclose(np.frombuffer(vector, np.float32),
+                                       np.frombuffer(fresh_vectors[h][1], np.float32), atol=1e-5)
+
+
 def test_a_refresh_that_must_wait_for_another_says_so_first(tiny_vault):
     """QA round 9: a second `embed refresh` waited minutes for the first without a word."""
     import threading

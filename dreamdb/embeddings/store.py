@@ -470,6 +470,73 @@ def _nonfinite(conn, model_id: str) -> list[int]:
     return [i for i, ok in zip(ids, finite) if not ok]
 
 
+def nfc_vectors_settled(conn) -> bool:
+    """Whether no vector of a chunk text not in NFC waits to be deleted as one a version before 0.3.19 may have
+    computed from its decomposed form (:func:`drop_vectors_before_nfc`): :data:`~dreamdb.store.sync.NFC_VECTORS_KEY`
+    is ``done`` (one ``meta`` row, the steady state), or the index holds no such version's vectors
+    (:func:`~dreamdb.store.sync.vectors_before_nfc`: a new index, or one only versions since 0.3.19 wrote), or none of
+    its chunk texts not in NFC has a vector, nothing waiting to be chunked: the key is set ``done`` then. As
+    :func:`_finite_settled` does, on an index that cannot be written the key waits, and this is True all the same
+    (nothing needs writing). False: vectors wait to be deleted, or the documents to be chunked first."""
+    from dreamdb.store.sync import NFC_VECTORS_KEY, vectors_before_nfc
+
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (NFC_VECTORS_KEY,)).fetchone()
+    if row is not None and row[0] == "done":
+        return True
+    if (row is not None or vectors_before_nfc(conn)) and (documents_to_chunk(conn) or _vectors_not_nfc(conn)):
+        return False
+    try:
+        with write_transaction(conn):
+            conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, 'done')", (NFC_VECTORS_KEY,))
+    except OperationalError as exc:
+        if "readonly database" not in str(exc):
+            raise
+    return True
+
+
+def _vectors_not_nfc(conn) -> list[tuple[int, str]]:
+    """``(embeddings.id, content hash)`` of the vectors (of every model) of the chunk texts not in composed Unicode
+    form (NFC). Only texts holding a character past ASCII are read (the others are in NFC)."""
+    import unicodedata
+
+    hashes = sorted({h for h, text in conn.execute(
+        "SELECT content_hash, text FROM chunks WHERE length(CAST(text AS BLOB)) != length(text)")
+        if not unicodedata.is_normalized("NFC", text)})
+    found: list[tuple[int, str]] = []
+    for i in range(0, len(hashes), 500):
+        part = hashes[i : i + 500]
+        found += conn.execute(f"SELECT id, content_hash FROM embeddings WHERE content_hash IN ({','.join('?' * len(part))})",
+                              part).fetchall()
+    return found
+
+
+def drop_vectors_before_nfc(conn) -> int:
+    """Delete, once, the vectors (of every model) of the chunk texts not in composed Unicode form (NFC) when a version
+    before 0.3.19 may have computed them (:func:`nfc_vectors_settled` false), so that the next embedding run embeds
+    those texts again; return how many texts lost their vectors. Since 0.3.19 the embedder puts every text in NFC
+    before its tokenizer, but chunk texts and their hashes, which key the vectors, stayed as written: a decomposed
+    (NFD) text kept the vector an older version computed from its decomposed tokens (cosine 0.934 with the composed
+    text's for a Turkish note), and dense and hybrid recall ranked otherwise than on a new index (QA round 157-B F1).
+    A text in NFC keeps its vector, whichever version computed it. :data:`~dreamdb.store.sync.NFC_VECTORS_KEY` is set
+    ``done`` in the same transaction: never done again.
+
+    Nothing is done while a document waits to be chunked (0): its chunk texts are not known yet (a rebuild after an
+    upgrade empties ``chunks`` and keeps the vectors), and the next call, once it is chunked, does it.
+    """
+    from dreamdb.store.sync import NFC_VECTORS_KEY
+
+    if nfc_vectors_settled(conn) or documents_to_chunk(conn):
+        return 0
+    with write_transaction(conn):
+        row = conn.execute("SELECT value FROM meta WHERE key = ?", (NFC_VECTORS_KEY,)).fetchone()
+        if (row is not None and row[0] == "done") or documents_to_chunk(conn):  # (another process's, meanwhile)
+            return 0
+        found = _vectors_not_nfc(conn)
+        _delete_vectors(conn, [i for i, _h in found])
+        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, 'done')", (NFC_VECTORS_KEY,))
+    return len({h for _i, h in found})
+
+
 def _missing(conn, model_id: str) -> list[tuple[str, str]]:
     """(hash, text) of every distinct chunk text without a vector for ``model_id``."""
     return conn.execute(
@@ -571,7 +638,9 @@ def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None 
     """Bring chunks and vectors in line with the documents table.
 
     Steps: (1) chunk documents that have no chunks or whose content hash or
-    chunker version changed; (2) prune vectors no chunk uses; (3) embed, as
+    chunker version changed; (2) prune vectors no chunk uses, and, once, delete
+    those of the chunk texts not in NFC that a version before 0.3.19 may have
+    computed (:func:`drop_vectors_before_nfc`); (3) embed, as
     passages, each distinct chunk text that has no vector for this model, in
     batches of similar lengths run shortest and longest in turn (shortest first
     with a ``time_budget``), ``batch_size`` texts per batch, each batch committed in its
@@ -638,7 +707,8 @@ def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None 
     report.model_id = model_id
     if (not force and not (resume_forced and _forced_boundary(conn, model_id) is not None)
             and _up_to_date(conn, model_id) and languages_current(conn, model_id)
-            and (not resume_forced or _finite_settled(conn, model_id))):  # the common case: read-only, no lock
+            and (not resume_forced or _finite_settled(conn, model_id))
+            and nfc_vectors_settled(conn)):  # the common case: read-only, no lock
         report.chunks = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
         report.documents_cut = documents_cut(conn)
         report.elapsed_ms = (time.perf_counter() - t0) * 1000
@@ -671,6 +741,7 @@ def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None 
             report.chunked_docs = max(report.chunked_docs, chunked)
             report.unembedded_docs = max(report.unembedded_docs, unembedded)
             report.pruned += prune(conn)
+            drop_vectors_before_nfc(conn)  # (once, after an older version's: QA round 157-B F1)
             fold_wal(conn)
             todo = _missing(conn, model_id)
             if not redo:

@@ -87,7 +87,10 @@ def carry_vectors(conn, old) -> int | None:
 
     Rows keep their ids, content hashes, creation times and languages (so language identification is not
     run again); the per-language sums (``language_centroids``) are not copied: their signature no longer
-    matches and the next refresh recomputes them.
+    matches and the next refresh recomputes them. Whether the vectors of chunk texts not in NFC that a version
+    before 0.3.19 may have computed wait to be deleted (:func:`dreamdb.store.sync.nfc_vectors_due`, read from
+    ``old``) is carried too (:data:`~dreamdb.store.sync.NFC_VECTORS_KEY`): the new index records no format yet, and
+    would take them for a new index's, or every carried vector for an old version's (QA round 157-B F1).
 
     Returns:
         Vectors copied (0: ``conn`` has no vector tables), or ``None`` when they could not be read or written
@@ -98,7 +101,15 @@ def carry_vectors(conn, old) -> int | None:
             return 0
         columns = {r[1] for r in old.execute("PRAGMA table_info(embeddings)")}
         lang = "e.lang" if "lang" in columns else "NULL"  # (migration 004's: an older index has none)
+        from dreamdb.store.sync import NFC_VECTORS_KEY, nfc_vectors_due
+
+        try:
+            due = nfc_vectors_due(old)
+        except (db.DatabaseError, UnicodeDecodeError):  # (its meta unreadable: taken as an old version's)
+            due = True
         with db.write_transaction(conn):
+            conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                         (NFC_VECTORS_KEY, "due" if due else "done"))
             conn.executemany("INSERT OR IGNORE INTO models (model_id, name, path, dim, source, first_seen)"
                              " VALUES (?, ?, ?, ?, ?, ?)",
                              old.execute("SELECT model_id, name, path, dim, source, first_seen FROM models").fetchall())

@@ -621,6 +621,55 @@ def _record_format(conn) -> None:
         conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (FORMATS_WRITTEN_KEY, ",".join(history)))
 
 
+NFC_FORMAT = "21.40.18"
+"""The index format of dreamdb 0.3.19, the first whose embedder puts every text in composed Unicode form (NFC) before
+its tokenizer (QA round 149-C F1). A version of an older format embedded a chunk text written decomposed (NFD) as
+written, into another vector (cosine 0.934 with the composed text's for a Turkish note), which later versions kept:
+vectors are keyed by the hash of the chunk text, which stayed as written (QA round 157-B F1)."""
+
+NFC_VECTORS_KEY = "nfc_vectors"
+"""``meta`` key: ``due`` while the vectors of chunk texts not in NFC, which a version before 0.3.19 may have computed
+(:func:`vectors_before_nfc`), wait to be deleted, ``done`` once they were (the refresh after it embeds those texts
+again: :func:`dreamdb.embeddings.store.drop_vectors_before_nfc`) or when none can have been. Set by this version's
+first writing sync of an index (before the sync adds its format to :func:`formats_written`), or by its first refresh;
+missing: neither has run yet. Once ``done``, never looked at again."""
+
+
+def vectors_before_nfc(conn) -> bool:
+    """Whether the index may hold vectors a dreamdb before 0.3.19 (:data:`NFC_FORMAT`) computed: it holds vectors, and
+    :func:`formats_written` names a format older than that (or one that is no format), or none (an index no version
+    since 0.3.7 synced: they recorded none), or as many as it keeps (:data:`FORMATS_WRITTEN_MAX`: an older one may
+    have been left out). A fresh index, or one only versions since 0.3.19 synced, holds none. Reads neither the
+    vectors nor :data:`NFC_VECTORS_KEY`."""
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'embeddings'").fetchone() is None:
+        return False  # (migration 002 pending: no vector was ever stored)
+    if not conn.execute("SELECT EXISTS (SELECT 1 FROM embeddings)").fetchone()[0]:
+        return False
+    history = formats_written(conn)
+    if not history or len(history) >= FORMATS_WRITTEN_MAX:
+        return True
+    first = _format_key(NFC_FORMAT)
+    return any(key is None or (len(key) == len(first) and key < first) for key in map(_format_key, history))
+
+
+def nfc_vectors_due(conn) -> bool:
+    """Whether the vectors of chunk texts not in NFC wait to be deleted (:data:`NFC_VECTORS_KEY` ``due``, or missing
+    and :func:`vectors_before_nfc`). One ``meta`` row once decided."""
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (NFC_VECTORS_KEY,)).fetchone()
+    if row is not None:
+        return row[0] != "done"
+    return vectors_before_nfc(conn)
+
+
+def _decide_nfc_vectors(conn) -> None:
+    """Set :data:`NFC_VECTORS_KEY` at this version's first writing sync of the index, before :func:`_record_format`
+    (an index no version since 0.3.7 synced records no format until then, and would pass for a new one's). One
+    ``meta`` row once it is set."""
+    if conn.execute("SELECT 1 FROM meta WHERE key = ?", (NFC_VECTORS_KEY,)).fetchone() is None:
+        conn.execute("INSERT INTO meta (key, value) VALUES (?, ?)",
+                     (NFC_VECTORS_KEY, "due" if vectors_before_nfc(conn) else "done"))
+
+
 def _other_format_warning(stored: str, written_before: bool = False) -> str:
     """The warning of a rebuild for an index of another format: one of a newer dreamdb is said to be newer (QA round
     100-A F2: a hook of an older install and a newer command line on one vault rebuilt it in turn, every time); one
@@ -891,6 +940,7 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
         # count the caches were loaded at, and a long-lived Index answered from them, for good)
         conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('generation_token', ?)", (os.urandom(8).hex(),))
     conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('analyzer_version', ?)", (INDEX_FORMAT,))
+    _decide_nfc_vectors(conn)
     _record_format(conn)
     # last_sync: when a sync last changed the index's documents (when the generation moves): one that only stored a
     # touched file's stat again, or a `sync --check` that found nothing to change, leaves it as it was (QA round
