@@ -39,6 +39,7 @@ for the model (new or changed since the last refresh: ``documents_not_compared``
 from __future__ import annotations
 
 import json
+import math
 import os
 from contextlib import suppress
 from dataclasses import dataclass, field
@@ -200,15 +201,16 @@ def decide(scores: list[float], *, merge: float = MERGE_THRESHOLD, margin: float
     if not scores:
         return "CREATE", "no indexed document has vectors"
     top1 = scores[0]
-    top2 = scores[1] if len(scores) > 1 else -1.0
-    if top1 >= merge and top1 - top2 >= margin:
+    # (a lone neighbour has no next to be close to: ahead by any --margin, up to its 2.0; QA round 157-G F2 found it
+    # REVIEW "only 1.8006 ahead of the next, < 2.0", of a next at -1.0 that no document has, as 126-A F11e the reason)
+    lead = top1 - scores[1] if len(scores) > 1 else math.inf
+    if top1 >= merge and lead >= margin:
         return "MERGE", f"top {top1:.4f} ≥ {merge} and " + (
-            f"ahead of the next by {top1 - top2:.4f} ≥ {margin}" if len(scores) > 1 else  # (QA round 126-A F11e: "by
-            "the only document compared")  # 1.99", of a next at -1.0 that no document has)
+            f"ahead of the next by {lead:.4f} ≥ {margin}" if len(scores) > 1 else "the only document compared")
     if top1 >= review:
         why = f"top {top1:.4f} ≥ {review}"
         if top1 >= merge:
-            why += f" (≥ {merge}, but only {top1 - top2:.4f} ahead of the next, < {margin})"
+            why += f" (≥ {merge}, but only {lead:.4f} ahead of the next, < {margin})"
         return "REVIEW", why
     return "CREATE", f"top {top1:.4f} < {review}"
 

@@ -37,6 +37,16 @@ def test_decide_rules():
     assert decide([0.90], review=0.85)[0] == "REVIEW"
 
 
+def test_a_lone_neighbour_is_ahead_by_any_margin():
+    """QA round 157-G F2: a lone neighbour at or above the merge threshold with ``--margin 2`` was REVIEW "only 1.8006
+    ahead of the next, < 2.0", of a next at -1.0 that no document has: it is the only document compared, MERGE."""
+    assert decide([0.8006], merge=0.8, margin=2.0) == ("MERGE", "top 0.8006 ≥ 0.8 and the only document compared")
+    assert decide([0.98], margin=2.0) == ("MERGE", "top 0.9800 ≥ 0.97 and the only document compared")
+    assert decide([0.95], margin=2.0) == ("REVIEW", "top 0.9500 ≥ 0.91")  # (under the merge threshold: no word of a next)
+    assert decide([0.98, 0.97], margin=2.0) == ("REVIEW", "top 0.9800 ≥ 0.91 (≥ 0.97, but only 0.0100 ahead of the"
+                                                " next, < 2.0)")
+
+
 @pytest.mark.parametrize("thresholds, message", [
     ({"merge": 2}, "--merge is a cosine similarity threshold: it must be between -1 and 1, got 2"),
     ({"merge": 1.01}, "--merge is a cosine similarity threshold: it must be between -1 and 1, got 1.01"),
