@@ -407,6 +407,74 @@ def test_a_model_file_overwritten_since_its_install_its_size_unchanged_is_said_d
     assert opened == [d / "tokenizer.json"]
 
 
+def test_model_status_check_hashes_a_file_overwritten_with_its_size_and_time_kept(tmp_path, monkeypatch):
+    """QA round 157-G F1: a model.onnx overwritten in place with its size and modification time kept passed ``model
+    status --check`` under its old id: the hash cache beside it, valid for those, gave the hashes compared with the
+    ones its install recorded. The check hashes the files afresh, says the folder damaged (exit 8), and writes the
+    cache anew (else removes it); other uses keep the cache's fast path."""
+    import hashlib
+
+    from click.testing import CliRunner
+
+    import dreamdb.embeddings.install as install
+    import dreamdb.embeddings.model as model
+    from dreamdb.cli import cli
+
+    d = tmp_path / "m"
+    d.mkdir()
+    (d / "model.onnx").write_bytes(b"graph")
+    (d / "tokenizer.json").write_bytes(b"{}")
+    files = {"model.onnx": {"size": 5, "sha256": hashlib.sha256(b"graph").hexdigest()},
+             "tokenizer.json": {"size": 2, "sha256": hashlib.sha256(b"{}").hexdigest()}}
+    (d / locate.PROVENANCE_FILE).write_text(json.dumps({"source": "official", "files": files}), encoding="utf-8")
+    monkeypatch.setenv(locate.ENV_MODEL_DIR, str(d))
+    monkeypatch.setattr(model, "_IMPORT_ERROR", None)  # (the runtime is not reached: no model needed)
+    st = locate.model_status(d, identify=True)
+    old_id = st["model_id"]
+    assert "damaged" not in st and locate.cached_model_id(d) == old_id
+
+    def overwrite(data: bytes) -> None:
+        before = os.stat(d / "model.onnx")
+        (d / "model.onnx").write_bytes(data)
+        os.utime(d / "model.onnx", ns=(before.st_atime_ns, before.st_mtime_ns))
+
+    overwrite(b"grapH")
+    st = locate.model_status(d, identify=True)  # (the fast path: the cache is trusted on size and time)
+    assert "damaged" not in st and st["model_id"] == old_id
+    said = ("model.onnx does not hold the bytes its install recorded (sha256 f2315e0ce55c… where it recorded"
+            " eef93e1d1448…): overwritten or replaced since")
+    result = CliRunner().invoke(cli, ["model", "status", "--check", "--json"])
+    assert result.exit_code == 8, result.output
+    out = json.loads(result.stdout)
+    assert out["damaged"] == said + " (hybrid recall would fall back to BM25)" and out["check"]["ok"] is False
+    assert out["model_id"] not in (None, old_id) and out["error"]["exit_code"] == 8
+    # the cache written anew: every use now sees the files as they are
+    assert locate.cached_model_id(d) == out["model_id"] and locate.model_status(d)["damaged"] == out["damaged"]
+    with pytest.raises(ModelError, match="does not hold the bytes its install recorded"):
+        model.Embedder(d)
+    # a cache that cannot be written anew is removed (the next use hashes the files)
+    overwrite(b"graph")
+    assert locate.model_status(d)["damaged"] == out["damaged"]  # (the cache of the overwritten bytes, trusted)
+
+    def refused(*_a, **_k):
+        raise PermissionError(13, "Permission denied")
+
+    with monkeypatch.context() as m:
+        m.setattr(os, "replace", refused)
+        st = locate.model_status(d, identify=True, rehash=True)
+    assert "damaged" not in st and st["model_id"] == old_id
+    assert not (d / locate.HASH_SIDECAR).exists() and sorted(p.name for p in d.iterdir()) == [
+        locate.PROVENANCE_FILE, "model.onnx", "tokenizer.json"]  # (nor its temporary file left)
+    # the load's check finding nothing (a cache the check could neither write nor remove): the fresh hashes still say
+    overwrite(b"grapH")
+    monkeypatch.setattr(install, "validate_model", lambda p: {"model_id": old_id, "dim": 384, "load_ms": 1.0})
+    result = CliRunner().invoke(cli, ["model", "status", "--check"])
+    assert f"damaged:    {said}" in result.output and "loaded and ran" not in result.output, result.output
+    assert isinstance(result.exception, ModelError) and result.exception.exit_code == 8
+    assert result.exception.message == (f"The embedding model in {d} is damaged: {said} (hybrid recall would fall back"
+                                         " to BM25).")
+
+
 def _zero_output_onnx(path: Path) -> None:
     """An ONNX graph with the model's inputs whose hidden states are all zeros: float32[batch, seq, 384]."""
     from onnx import TensorProto, helper, numpy_helper, save

@@ -91,7 +91,8 @@ def status_cmd(check, as_json):
     from dreamdb.errors import DreamdbError, ModelNotInstalled
     from dreamdb.extras import install_command
 
-    st = model_status(identify=check)  # (with --check, its files hashed as the load hashes them: QA round 147-C F2)
+    # (with --check, its files hashed afresh, whatever the hash cache beside them holds: QA round 147-C F2, 157-G F1)
+    st = model_status(identify=check, rehash=check)
     problem = None
     if check and not st["installed"]:
         problem = ModelNotInstalled(f"No embedding model to check: {st['reason']}", hint=st["hint"])
@@ -101,6 +102,10 @@ def status_cmd(check, as_json):
 
         try:
             st["check"] = {"ok": True, **validate_model(Path(st["path"]))}
+            if st.get("damaged"):  # (the load read a hash cache this check could neither write anew nor remove: a
+                from dreamdb.errors import ModelError  # folder made read-only since; the files' own hashes say)
+
+                raise ModelError(f"The embedding model in {st['path']} is damaged: {st['damaged']}.", hint=st["hint"])
             st["piece_table"] = model_status()["piece_table"]  # the check's load may have written it
             # (the id the load computed: a read-only folder caches none, and "computed on first load" was said after
             # the load; QA round 144-C F6)

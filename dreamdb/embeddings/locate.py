@@ -22,7 +22,7 @@ import json
 import os
 import re
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 #: Environment variable naming the model directory.
@@ -337,17 +337,22 @@ def cached_model_id(model_dir: str | os.PathLike) -> str | None:
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
-def model_hashes(model_dir: str | os.PathLike, *, compute: bool = True) -> tuple[str, dict[str, str]] | None:
+def model_hashes(model_dir: str | os.PathLike, *, compute: bool = True,
+                 fresh: bool = False) -> tuple[str, dict[str, str]] | None:
     """The model id (:func:`compute_model_id`) and the sha256 (hex) of each of its two files, by their names in the
     folder (``{"model.onnx": …, "tokenizer.json": …}``, as its install records them), from the hash sidecar while it
     is valid; else hashed (≈ 0.3 s) and cached when ``compute``, else ``None`` (also for a sidecar written before it
     held the files' hashes).
 
+    ``fresh``: hash the files whatever the sidecar says, and write it anew (else remove it, where it cannot be
+    written), as ``model status --check`` does: the sidecar is valid for the files' sizes and modification times,
+    which a file overwritten in place may keep (QA round 157-G F1: such a model passed the check under its old id).
+
     Raises:
-        FileNotFoundError: ``compute`` and the directory holds no model.
+        FileNotFoundError: ``compute`` or ``fresh`` and the directory holds no model.
         OSError: a file cannot be read.
     """
-    found = _sidecar(model_dir)
+    found = None if fresh else _sidecar(model_dir)
     if found:
         side, files = found
         hashes = side.get("sha256")
@@ -355,7 +360,7 @@ def model_hashes(model_dir: str | os.PathLike, *, compute: bool = True) -> tuple
         if (isinstance(hashes, dict) and sorted(hashes) == sorted(names)
                 and all(_SHA256.fullmatch(str(h)) for h in hashes.values())):
             return side["model_id"], dict(hashes)
-    if not compute:
+    if not compute and not fresh:
         return None
     files = resolve_model_files(model_dir)
     if files is None:
@@ -377,7 +382,11 @@ def model_hashes(model_dir: str | os.PathLike, *, compute: bool = True) -> tuple
         tmp.write_text(json.dumps({"key": key, "model_id": mid, "sha256": hashes}) + "\n", encoding="utf-8")
         os.replace(tmp, side)
     except OSError:
-        pass
+        with suppress(OSError):
+            tmp.unlink()
+        if fresh:  # (a sidecar of other bytes must not outlive the check that found them: the next load hashes)
+            with suppress(OSError):
+                side.unlink()
     return mid, hashes
 
 
@@ -409,8 +418,9 @@ def _dir_size(d: Path) -> int:
     return total
 
 
-def model_status(path: str | os.PathLike | None = None, *, identify: bool = False) -> dict:
-    """Describe the embedding model installation, cheaply (no model load; no hashing unless ``identify``).
+def model_status(path: str | os.PathLike | None = None, *, identify: bool = False, rehash: bool = False) -> dict:
+    """Describe the embedding model installation, cheaply (no model load; no hashing unless ``identify`` or
+    ``rehash``).
 
     Args:
         path: explicit model directory (else ``DREAMDB_MODEL_DIR`` / the default).
@@ -418,6 +428,10 @@ def model_status(path: str | os.PathLike | None = None, *, identify: bool = Fals
             ~160 MB, ≈ 0.3 s, then cached where the folder is writable), as ``status`` and ``embed status`` do: the
             vectors they count are the installed model's (QA round 139-B F1: with no id cached they counted another
             model's as its own, and said hybrid was ready while every hybrid query fell back to BM25).
+        rehash: hash the files afresh, whatever the hash cache holds, and cache that (:func:`model_hashes`'s
+            ``fresh``), as ``model status --check`` does: the id and the sha256 compared with those their install
+            recorded are the files' own, also after a file was overwritten with its size and modification time kept
+            (QA round 157-G F1: the cache, trusted on those, kept the old id and hash, and the check passed).
 
     Returns:
         dict with keys:
@@ -426,7 +440,7 @@ def model_status(path: str | os.PathLike | None = None, *, identify: bool = Fals
             size_bytes (int, all files of the dir; 0 when absent),
             model_file (str | None, relative path of the ONNX graph),
             model_file_bytes (int, the size of that graph; 0 when absent),
-            model_id (str | None: only when the hash cache is valid, or computed with ``identify``),
+            model_id (str | None: only when the hash cache is valid, or computed with ``identify`` or ``rehash``),
             built_at (str | None, ISO 8601 from the provenance),
             piece_table (str, installed models only: ``"current"`` when a query is tokenised from the
                 piece table, else ``"missing"``, ``"out of date"`` or ``"unreadable"``: from the whole
@@ -472,7 +486,7 @@ def model_status(path: str | os.PathLike | None = None, *, identify: bool = Fals
         size_bytes=_dir_size(d),
         model_file=str(model_file.relative_to(d)),
         model_file_bytes=model_file.stat().st_size,
-        model_id=cached_model_id(d),
+        model_id=None if rehash else cached_model_id(d),
         built_at=prov.get("built_at") or prov.get("installed_at"),
     )
     from dreamdb.embeddings.query_tokens import piece_table_state
@@ -488,7 +502,8 @@ def model_status(path: str | os.PathLike | None = None, *, identify: bool = Fals
                 open(p, "rb").close()  # they can be read now; QA round 144-C F4, hybrid was said ready)
             # (the files' hashes cached with the id, else hashed when identify, for the id or for the sha256 its
             # install recorded: QA round 147-C F2)
-            hashes = model_hashes(d, compute=identify and (st["model_id"] is None or _records_hashes(prov)))
+            hashes = model_hashes(d, compute=identify and (st["model_id"] is None or _records_hashes(prov)),
+                                  fresh=rehash)
             if hashes is not None and st["model_id"] is None:
                 st["model_id"] = hashes[0]
             damaged = hash_mismatch(prov, hashes[1]) if hashes is not None else None
