@@ -3673,11 +3673,11 @@ class Index:
 
     def _note_no_vectors(self, emb) -> None:
         """The note of a hybrid query no chunk has a vector for (once until the notes are taken): what waits for
-        embedding, or why nothing ever will (changelog entries only, no documents). Inside the ranking's snapshot."""
+        embedding, or why nothing ever will (:func:`dreamdb.embeddings.store.nothing_to_embed`: changelog entries
+        only, documents without text of their own, no documents). Inside the ranking's snapshot."""
         if any(n.startswith("no dense results") for n in self.notes):
             return
         from dreamdb.embeddings import store
-        from dreamdb.embeddings.chunk import DENSE_EXCLUDED_TYPES
 
         pending = store.pending(self.conn, emb.model_id)
         if pending:
@@ -3687,16 +3687,14 @@ class Index:
             self.notes.append(f"no dense results yet: no chunk has a vector ({waiting} {wait} for embedding), so these"
                               " are BM25's results; " + _refresh_hint(self))
             return
-        marks = ", ".join("?" * len(DENSE_EXCLUDED_TYPES))
-        if not self.conn.execute(f"SELECT EXISTS (SELECT 1 FROM documents WHERE type NOT IN ({marks}))",
-                                 sorted(DENSE_EXCLUDED_TYPES)).fetchone()[0]:
-            # (a vault of changelog entries only: a refresh gives them no vectors, by design; QA round 90-B F12:
-            # the note said to run it, and still did after it ran)
-            any_docs = self.conn.execute("SELECT EXISTS (SELECT 1 FROM documents)").fetchone()[0]
-            self.notes.append("no dense results: changelog entries get no vectors (they are left to BM25), and"
-                              " the vault has no other documents, so these are BM25's results" if any_docs else
-                              "no dense results: the index holds no documents")  # (QA round 104-B F7)
-        else:
+        # (a vault of changelog entries only, which a refresh gives no vectors by design, QA round 90-B F12: the note
+        # said to run it, and still did after it ran; of no documents, QA round 104-B F7; of notes of a title alone,
+        # which get no chunk, QA round 157-G F3)
+        why = store.nothing_to_embed(self.conn)
+        if why is not None:
+            self.notes.append(f"no dense results: {why}" + (", so these are BM25's results"
+                                                             if why != "the index holds no documents" else ""))
+        else:  # (not met in one snapshot: nothing pending and no chunk with a vector is no chunk at all)
             self.notes.append("no dense results yet: no text has a vector, so these are BM25's results; "
                               + _refresh_hint(self))
 

@@ -1017,6 +1017,42 @@ def test_a_candidate_over_the_chunk_cap_is_said_to_be_cut(embedded_subset, with_
             f" {words:,} words") in err and "split the draft" in err
 
 
+@pytest.mark.skipif(not __import__("dreamdb.store.connect", fromlist=["x"]).CAN_LOAD_EXTENSIONS,
+                    reason="the SQLite driver cannot load sqlite-vec")
+def test_if_present_over_a_vault_with_nothing_to_embed_says_why_not_to_refresh(tiny_vault, tmp_path, monkeypatch,
+                                                                             capsys):
+    """QA round 157-G F3: in a vault of notes of a title alone, of changelog entries only, or of none, ``embed dedup
+    --if-present`` said SKIPPED "the index has no vectors yet (run: dreamdb embed refresh …)", where a refresh embeds
+    nothing (``status``: "0/0 chunks embedded, up to date"). SKIPPED says why instead; a vault with text to embed is
+    still told to refresh."""
+    model = tmp_path / "model"  # (a model folder: its files are never loaded on the way to this SKIPPED)
+    model.mkdir()
+    (model / "model.onnx").write_bytes(b"graph")
+    (model / "tokenizer.json").write_bytes(b"{}")
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(model))
+    monkeypatch.chdir(tiny_vault.parent)  # (dreamdb finds the vault from here: commands need no --vault)
+
+    def reason() -> str:
+        code, out, err = run(capsys, "embed", "dedup", "--vault", str(tiny_vault), "--title", "Sleep debt",
+                             "--if-present", "--json")
+        assert code == 0, err
+        d = json.loads(out)
+        assert d["verdict"] == "SKIPPED", d
+        return d["reason"]
+
+    assert reason() == "nothing to compare with: the index holds no documents"
+    write_doc(tiny_vault, "core/CHANGELOG.json", json.dumps([
+        {"date": "2026-01-01", "type": "fix", "scope": "sleep", "summary": "sleep debt fixed"}]))
+    assert reason() == ("nothing to compare with: changelog entries get no vectors (they are left to BM25), and the"
+                        " vault has no other documents")
+    write_doc(tiny_vault, "knowledge/sleep.md", "---\nname: Sleep debt\n---\n")
+    assert reason() == ("nothing to compare with: the vault's one document besides changelog entries (which get no"
+                        " vectors) holds no text of its own to embed (a title alone, an empty body, or encoded data"
+                        " only; BM25 finds it by its name)")
+    write_doc(tiny_vault, "knowledge/text.md", "---\nname: Text\n---\nSleep debt adds up night by night.\n")
+    assert reason() == "the index has no vectors yet (run: dreamdb embed refresh)"
+
+
 def test_dedup_help_tells_what_if_present_does_and_the_chunk_cap(capsys):
     """QA round 57 M2, M3: the help said --if-present skips when "the index has no vectors yet" (it embedded a vault
     embedded with another model) and nothing of the 128-chunk cap."""

@@ -869,6 +869,40 @@ def test_a_hybrid_query_over_changelog_entries_only_says_they_get_no_vectors(tin
     assert "no dense results: the index holds no documents" in index.take_notes()
 
 
+def test_a_hybrid_query_over_notes_without_text_of_their_own_says_they_get_no_chunk(tiny_vault):
+    """QA round 157-G F3: in a vault of notes of a title alone (an empty body, encoded data only), hybrid recall said
+    "no dense results yet: no text has a vector … run: dreamdb embed refresh", and still did after the refresh ran
+    (``status``: "0/0 chunks embedded, up to date"): such a note gets no chunk, by design. The note says why."""
+    import json
+
+    from tests.conftest import write_doc
+
+    write_doc(tiny_vault, "knowledge/sleep.md", "---\nname: Sleep debt\n---\n")
+    emb = QueryHashEmbedder()
+    index = dreamdb.open(tiny_vault)
+    index.embedder = lambda: emb
+    index.refresh_embeddings()
+    assert [h.doc_id for h in index.recall("sleep debt", mode="hybrid")] == ["knowledge/sleep"] and emb.calls == []
+    assert index.take_notes() == ["no dense results: the vault's one document holds no text of its own to embed (a"
+                                  " title alone, an empty body, or encoded data only; BM25 finds it by its name), so"
+                                  " these are BM25's results"]
+    key = __import__("base64").b64encode(bytes(range(256)) * 3).decode()
+    write_doc(tiny_vault, "knowledge/key.md", f"---\nname: Sleep key\n---\n{key}\n")  # (a pasted key alone)
+    write_doc(tiny_vault, "core/CHANGELOG.json", json.dumps([
+        {"date": "2026-01-01", "type": "fix", "scope": "sleep", "summary": "sleep debt fixed"}]))
+    index.refresh_embeddings()
+    assert len(index.recall("sleep", mode="hybrid")) == 3
+    assert index.take_notes() == ["no dense results: none of the vault's 2 documents besides changelog entries (which"
+                                  " get no vectors) holds text of its own to embed (a title alone, an empty body, or"
+                                  " encoded data only; BM25 finds them by their names), so these are BM25's results"]
+    assert store.nothing_to_embed(index.conn) is not None
+    write_doc(tiny_vault, "knowledge/text.md", "---\nname: Text\n---\nSleep debt adds up night by night.\n")
+    index.sync()
+    assert store.nothing_to_embed(index.conn) is None  # (a document to chunk: a refresh has work)
+    store.chunk_pending_documents(index.conn)
+    assert store.nothing_to_embed(index.conn) is None  # (a chunk to embed)
+
+
 def test_a_hybrid_query_never_embeds_more_than_the_lazy_limit_for_one_large_changed_note(tiny_vault, monkeypatch):
     """QA round 20: a note waiting to be chunked counted as 1 pending item, so a recall (and the prompt hook)
     embedded all its chunks: 73 s for a rewritten 400-section note. Chunk first, then count chunk texts."""

@@ -677,8 +677,12 @@ def _nothing_compared(index, kept_out: str | None, model_id: str | None = None, 
     again, which ``kept_out`` (:meth:`dreamdb.api.Index.sync_for_dedup`'s answer) says cannot be done now. Asked by
     ``--if-present``, and by the plain gate on an index that cannot be written now (QA round 145-F F5)."""
     from dreamdb.dedup import coverage
+    from dreamdb.embeddings.store import nothing_to_embed
 
     conn = index.conn
+    why = nothing_to_embed(conn)  # (no chunk, none to make: a refresh embeds nothing; QA round 157-G F3 was told to
+    if why is not None:  # run one, in a vault of notes of a title alone, of changelog entries only, or of none)
+        return f"nothing to compare with: {why}"
     if conn.execute("SELECT 1 FROM embeddings LIMIT 1").fetchone() is None:
         return f"the index has no vectors yet (run: {index._command('embed refresh')})"
     if model_id is None:

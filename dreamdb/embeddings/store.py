@@ -826,6 +826,33 @@ def chunks_have_vectors(conn, model_id: str) -> bool:
                         " AND e.model_id = ?)", (model_id,)).fetchone()[0] == 1
 
 
+def nothing_to_embed(conn) -> str | None:
+    """Why no chunk of ``conn``'s index has a vector, nor would a refresh give one, as a clause: the index holds no
+    documents, or changelog entries only (never embedded: :data:`~dreamdb.embeddings.chunk.DENSE_EXCLUDED_TYPES`), or
+    documents without text of their own (:func:`~dreamdb.embeddings.chunk.has_text_to_embed`: a title alone, an empty
+    body, encoded data only), which get no chunk; ``None`` while any chunk exists or a document waits to be chunked.
+
+    What a hybrid recall's note and ``embed dedup --if-present``'s SKIPPED say in place of ``run: dreamdb embed
+    refresh``, which would embed nothing (QA rounds 90-B F12, 104-B F7; 157-G F3: notes of a title alone were told to
+    run it, while ``status`` said "0/0 chunks embedded, up to date")."""
+    if conn.execute("SELECT EXISTS (SELECT 1 FROM chunks)").fetchone()[0] or documents_to_chunk(conn):
+        return None
+    marks = ", ".join("?" * len(DENSE_EXCLUDED_TYPES))
+    total, excluded = conn.execute(f"SELECT COUNT(*), COALESCE(SUM(type IN ({marks})), 0) FROM documents",
+                                   sorted(DENSE_EXCLUDED_TYPES)).fetchone()
+    if not total:
+        return "the index holds no documents"
+    other = total - excluded
+    if not other:
+        return ("changelog entries get no vectors (they are left to BM25), and the vault has no other documents")
+    aside = " besides changelog entries (which get no vectors)" if excluded else ""
+    what = "a title alone, an empty body, or encoded data only"
+    if other == 1:
+        return f"the vault's one document{aside} holds no text of its own to embed ({what}; BM25 finds it by its name)"
+    return (f"none of the vault's {other} documents{aside} holds text of its own to embed ({what}; BM25 finds them by"
+            " their names)")
+
+
 # --------------------------------------------------------------------- languages
 
 
