@@ -1053,6 +1053,61 @@ def test_if_present_over_a_vault_with_nothing_to_embed_says_why_not_to_refresh(t
     assert reason() == "the index has no vectors yet (run: dreamdb embed refresh)"
 
 
+@pytest.mark.skipif(not __import__("dreamdb.store.connect", fromlist=["x"]).CAN_LOAD_EXTENSIONS,
+                    reason="the SQLite driver cannot load sqlite-vec")
+def test_during_another_process_first_refresh_status_and_if_present_say_it_runs(tiny_vault, tmp_path, monkeypatch,
+                                                                               capsys):
+    """QA round 157-G F4: during another process's first ``embed refresh``, ``embed status``'s hint and ``embed dedup
+    --if-present``'s SKIPPED told the user to run the refresh already running (a hybrid recall said it ran). While
+    another process holds the refresh lock they say it runs; once it is free, to run it."""
+    import threading
+
+    from filelock import FileLock
+
+    from dreamdb.embeddings import store
+
+    model = tmp_path / "model"  # (a model folder: its files are only hashed for its id, never loaded)
+    model.mkdir()
+    (model / "model.onnx").write_bytes(b"graph")
+    (model / "tokenizer.json").write_bytes(b"{}")
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(model))
+    monkeypatch.chdir(tiny_vault.parent)  # (dreamdb finds the vault from here: commands need no --vault)
+    write_doc(tiny_vault, "knowledge/sleep.md", "---\nname: Sleep debt\n---\nSleep debt adds up night by night.\n")
+    assert run(capsys, "sync", "--vault", str(tiny_vault))[0] == 0
+
+    def said() -> tuple[str, str]:
+        code, out, err = run(capsys, "embed", "status", "--vault", str(tiny_vault))
+        assert code == 0, err
+        hint = next(line for line in out.splitlines() if line.startswith("hint: "))
+        code, out, err = run(capsys, "embed", "dedup", "--vault", str(tiny_vault), "--title", "Sleep debt",
+                             "--if-present", "--json")
+        assert code == 0, err
+        return hint, json.loads(out)["reason"]
+
+    held, done = threading.Event(), threading.Event()
+
+    def other_refresh() -> None:  # (another process's first embed refresh under way)
+        with FileLock(str(tiny_vault / ".dreamdb" / store.LOCK_FILE_NAME)):
+            held.set()
+            done.wait(30)
+
+    holder = threading.Thread(target=other_refresh)
+    holder.start()
+    try:
+        assert held.wait(10)
+        running = said()
+    finally:
+        done.set()
+        holder.join(10)
+    assert running == ("hint: Another dreamdb process is refreshing the embeddings now (none of this model's vectors"
+                       " yet: hybrid recall falls back to BM25 until it has made some; dreamdb embed status again"
+                       " shows how far it is)",
+                       "the index has no vectors yet: another dreamdb process is refreshing the embeddings now; run"
+                       " this again once it is done")
+    assert said() == ("hint: Run: dreamdb embed refresh (none of this model's vectors yet: hybrid recall falls back to"
+                      " BM25)", "the index has no vectors yet (run: dreamdb embed refresh)")
+
+
 def test_dedup_help_tells_what_if_present_does_and_the_chunk_cap(capsys):
     """QA round 57 M2, M3: the help said --if-present skips when "the index has no vectors yet" (it embedded a vault
     embedded with another model) and nothing of the 128-chunk cap."""

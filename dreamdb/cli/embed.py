@@ -300,8 +300,15 @@ def status_cmd(vault, as_json):
         click.echo(f"hint: {install_command('embed')}")
     elif (st["chunks"] or st["docs_pending"]) and not st["vectors"]:  # (QA round 139-B F1: another model's vectors
         # were counted as its own; 156-F F5: a vault never chunked, its documents all to chunk, had no next step)
-        click.echo(f"hint: Run: {index._command('embed refresh')} (none of this model's vectors yet: hybrid recall falls"
-                   " back to BM25)")
+        from dreamdb.embeddings.store import REFRESH_RUNNING, refresh_running
+
+        if refresh_running(index.conn):  # (QA round 157-G F4: told to run the first refresh, under way)
+            click.echo(f"hint: {REFRESH_RUNNING[:1].upper()}{REFRESH_RUNNING[1:]} (none of this model's vectors yet:"
+                       f" hybrid recall falls back to BM25 until it has made some; {index._command('embed status')}"
+                       " again shows how far it is)")
+        else:
+            click.echo(f"hint: Run: {index._command('embed refresh')} (none of this model's vectors yet: hybrid recall"
+                       " falls back to BM25)")
 
 
 @embed.command("compact", short_help="Give back the space of deleted vectors.")
@@ -684,7 +691,7 @@ def _nothing_compared(index, kept_out: str | None, model_id: str | None = None, 
     if why is not None:  # run one, in a vault of notes of a title alone, of changelog entries only, or of none)
         return f"nothing to compare with: {why}"
     if conn.execute("SELECT 1 FROM embeddings LIMIT 1").fetchone() is None:
-        return f"the index has no vectors yet (run: {index._command('embed refresh')})"
+        return "the index has no vectors yet" + _refresh_step(index)
     if model_id is None:
         from dreamdb.embeddings.locate import compute_model_id
 
@@ -701,8 +708,7 @@ def _nothing_compared(index, kept_out: str | None, model_id: str | None = None, 
     others = conn.execute("SELECT model_id, COUNT(*) FROM embeddings WHERE model_id != ? GROUP BY model_id"
                           " ORDER BY 2 DESC, 1", (model_id,)).fetchall()
     if not others or conn.execute("SELECT 1 FROM embeddings WHERE model_id = ? LIMIT 1", (model_id,)).fetchone():
-        return (f"no document of the index has vectors of the installed model {model_id} yet"
-                f" (run: {index._command('embed refresh')})")
+        return f"no document of the index has vectors of the installed model {model_id} yet" + _refresh_step(index)
     if model_dir is not None:
         from dreamdb.embeddings.model import get_embedder
         from dreamdb.errors import ModelError, ModelNotInstalled
@@ -712,6 +718,23 @@ def _nothing_compared(index, kept_out: str | None, model_id: str | None = None, 
         except (ModelError, ModelNotInstalled) as exc:
             return f"the embedding model cannot be used: {exc.message}"
     held = ", ".join(f"{n} of {m}" for m, n in others)
-    return (f"the index has no vectors of the installed model {model_id}, only of another ({held}): the model"
-            " was rebuilt or changed since the vault was embedded, or DREAMDB_MODEL_DIR points elsewhere. Run:"
-            f" {index._command('embed refresh')} to embed the vault with this one (minutes on a large vault)")
+    why = (f"the index has no vectors of the installed model {model_id}, only of another ({held}): the model"
+           " was rebuilt or changed since the vault was embedded, or DREAMDB_MODEL_DIR points elsewhere")
+    step = _refresh_step(index)
+    if step.startswith(" ("):
+        return (f"{why}. Run: {index._command('embed refresh')} to embed the vault with this one (minutes on a large"
+                " vault)")
+    return why + step
+
+
+def _refresh_step(index) -> str:
+    """The end of a SKIPPED reason on vectors a refresh would make: `` (run: dreamdb embed refresh …)``, or, while
+    another process's refresh holds its lock (:func:`dreamdb.embeddings.store.refresh_running`), that it is under way
+    and to run this again once it is done (QA round 157-G F4: a first refresh under way was to be run again, where a
+    hybrid recall said it ran)."""
+    from dreamdb.embeddings.store import REFRESH_RUNNING, refresh_advice
+
+    advice = refresh_advice(index.conn, index._command("embed refresh"))
+    if advice == REFRESH_RUNNING:
+        return f": {advice}; run this again once it is done"
+    return f" ({advice})"
