@@ -109,6 +109,11 @@ class DedupResult:
         refresh_running: another process was refreshing the index's embeddings as the decision was made
             (:func:`dreamdb.embeddings.store.refresh_running`): the documents not compared or compared in part are
             said to wait for it, not to be new or edited since the last refresh (QA round 152-B F3).
+        compared_by: what the candidate was compared by when its content holds no text of its own
+            (:func:`~dreamdb.embeddings.chunk.has_text_to_embed`: a frontmatter alone, markup or encoded data only),
+            ``"its title"`` or ``"its title and description"``: a note says so (QA round 157-G F5: CREATE, with
+            ``candidate_words`` 0 and no note); else ``None`` (no content given: the title and description alone are
+            compared by design).
     """
 
     verdict: str
@@ -133,6 +138,7 @@ class DedupResult:
     read_as_is: str | None = None
     context: list[str] = field(default_factory=list)
     refresh_running: bool = False
+    compared_by: str | None = None
     refresh_command: str = field(default="dreamdb embed refresh", compare=False, repr=False)
     """The command a note names to embed what was not compared (the vault named where ``dreamdb`` run in the working
     folder would not find it: :meth:`dreamdb.api.Index._command`; QA round 156-D F1)."""
@@ -145,6 +151,9 @@ class DedupResult:
     def notes(self) -> list[str]:
         """Sentences on what was not compared (for stderr in text mode; empty when everything was)."""
         out = []
+        if self.compared_by:
+            out.append(f"the candidate's content holds no text of its own to compare (a frontmatter alone, markup, or"
+                       f" encoded data only): it was compared by {self.compared_by} alone.")
         if self.candidate_truncated:
             from dreamdb.embeddings.chunk import MAX_CHUNKS_PER_DOCUMENT
 
@@ -411,7 +420,13 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
     from dreamdb.writes.checks import _require_utf8
 
     _require_utf8(title=title, description=description, content=content)  # (QA round 65: a title of bytes: exit 70)
+    given = bool(content.strip())
     title, description, content = read_as_indexed(title, description, content, name)
+    from dreamdb.embeddings.chunk import has_text_to_embed
+
+    compared_by = None
+    if given and not has_text_to_embed(content, ""):  # (QA round 157-G F5: compared by its title, silently)
+        compared_by = "its title and description" if has_text_to_embed("", description) else "its title"
     chunking = chunk_with_coverage(title, content, description)
     chunks = chunking.chunks
     if not chunks:
@@ -510,6 +525,7 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
     cov = coverage(conn, embedder.model_id)
     result.documents_not_compared, result.documents_outdated = cov["not_compared"], cov["outdated"]
     result.refresh_running = running
+    result.compared_by = compared_by
     result.refresh_command = refresh_command
     result.read_as_is = getattr(index_or_conn, "read_as_is", None)  # (an Index's; a bare connection has no sync)
     result.context = list(context)

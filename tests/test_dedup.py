@@ -832,6 +832,39 @@ def test_a_vault_whose_one_note_with_vectors_is_the_candidate_says_so(tmp_path):
 
 @pytest.mark.skipif(not __import__("dreamdb.store.connect", fromlist=["x"]).CAN_LOAD_EXTENSIONS,
                     reason="the SQLite driver cannot load sqlite-vec")
+def test_a_candidate_whose_content_holds_no_text_of_its_own_says_it_was_compared_by_its_title(tmp_path):
+    """QA round 157-G F5: ``embed dedup --file`` of a file holding no text to compare (a frontmatter alone, a pasted
+    key alone) was compared by its title alone, silently: CREATE, ``candidate_words`` 0, notes ``[]``. A note says so
+    (in the decision's log line too); such a file is a note the vault indexes (by its name), so it is not refused as
+    an empty one is. Without content, the title alone is compared by design: no note."""
+    import base64
+
+    from tests.test_embed_store import QueryHashEmbedder
+    from tests.test_language import embedded
+
+    vault = tmp_path / "_dream_context"
+    (vault / "knowledge").mkdir(parents=True)
+    (vault / "knowledge" / "why-sqlite.md").write_text("---\ntitle: Why SQLite\n---\nWe chose SQLite.\n")
+    index, emb = embedded(vault, QueryHashEmbedder())
+    key = base64.b64encode(bytes(range(256)) * 3).decode()
+    said = ("the candidate's content holds no text of its own to compare (a frontmatter alone, markup, or encoded data"
+            " only): it was compared by {} alone.")
+    with index:
+        for content, by in (("---\ntitle: Sleep debt\n---\n", "its title"), (f"{key}\n", "its title"),
+                            ("---\ndescription: How sleep debt adds up\n---\n```\n```\n", "its title and description")):
+            r = dedup(index, emb, title="Sleep debt", content=content, log=False)
+            assert r.compared_by == by and (r.candidate_words == 0) == (by == "its title"), r.as_dict()
+            assert r.notes() == [said.format(by)], r.notes()
+        logged = dedup(index, emb, title="Sleep debt", content=f"{key}\n")
+        line = json.loads((vault / ".dreamdb" / LOG_FILE_NAME).read_text(encoding="utf-8").splitlines()[-1])
+        assert logged.log_path and line["notes"] == [said.format("its title")], line
+        for content in ("", "Sleep debt adds up night by night."):  # (the title alone by design; text of its own)
+            r = dedup(index, emb, title="Sleep debt", content=content, log=False)
+            assert r.compared_by is None and r.notes() == [], r.notes()
+
+
+@pytest.mark.skipif(not __import__("dreamdb.store.connect", fromlist=["x"]).CAN_LOAD_EXTENSIONS,
+                    reason="the SQLite driver cannot load sqlite-vec")
 def test_an_exact_copy_meets_merge_1_in_every_chunk_as_in_its_score(tmp_path):
     """QA round 145-F F2: with ``--merge 1`` an exact copy was REVIEW, "1 of the candidate's 1 chunks has no near-copy
     (≥ 1.0) in it: the candidate adds text", with identical true and chunks_matched 0: its neighbour scored 1.0

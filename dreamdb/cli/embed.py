@@ -405,7 +405,10 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
 
     A candidate is compared by its first 128 chunks (≈ 48k words, the cap
     per document); the tail of a longer one is not, and the result says so
-    (a note on stderr; in JSON candidate_truncated and compared_share).
+    (a note on stderr; in JSON candidate_truncated and compared_share). A
+    --file or --stdin holding no text of its own (a frontmatter alone, a
+    pasted key) is compared by its title (and description) alone, with a
+    note; an empty one is refused.
 
     \b
     Examples:
