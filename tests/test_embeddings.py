@@ -506,6 +506,55 @@ def test_a_model_of_zero_embeddings_is_refused_at_load(model_dir, tmp_path):
         Embedder(d)
 
 
+def _constant_output_onnx(path: Path) -> None:
+    """An ONNX graph with the model's inputs whose hidden states are one fixed vector at every token, whatever the
+    text: float32[batch, seq, 384]."""
+    from onnx import TensorProto, helper, numpy_helper, save
+
+    inputs = [helper.make_tensor_value_info(n, TensorProto.INT64, [None, None])
+              for n in ("input_ids", "attention_mask", "token_type_ids")]
+    out = helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, [None, None, 384])
+    nodes = [helper.make_node("Cast", ["input_ids"], ["ids"], to=TensorProto.FLOAT),
+             helper.make_node("Unsqueeze", ["ids", "axis"], ["ids3"]),
+             helper.make_node("Mul", ["ids3", "zeros"], ["nothing"]),
+             helper.make_node("Add", ["nothing", "fixed"], ["last_hidden_state"])]
+    fixed = np.random.default_rng(7).standard_normal(384).astype(np.float32)
+    graph = helper.make_graph(nodes, "fixed", inputs, [out], initializer=[
+        numpy_helper.from_array(np.zeros(384, np.float32), "zeros"), numpy_helper.from_array(fixed, "fixed"),
+        numpy_helper.from_array(np.array([-1], np.int64), "axis")])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+
+
+@pytest.mark.model
+def test_a_model_whose_output_ignores_the_text_is_refused_by_install_and_the_check(model_dir, tmp_path, monkeypatch):
+    """QA round 157-G F6: ``model install --from`` and ``model status --check`` accepted a graph whose output ignores
+    the text (every text the same vector): the check embeds two different sentences, and refuses them as one vector
+    (cosine > 0.9999), as it refuses NaN and zero vectors; the model itself gives them 0.837."""
+    from click.testing import CliRunner
+
+    from dreamdb.cli import cli
+    from dreamdb.embeddings.install import validate_model
+
+    src = tmp_path / "fixed"
+    src.mkdir()
+    _constant_output_onnx(src / "model.onnx")
+    os.symlink(model_dir / "tokenizer.json", src / "tokenizer.json")
+    link_piece_table(model_dir, src)
+    with pytest.raises(ModelError, match="gives the same vector for different texts") as caught:
+        validate_model(src)
+    assert "(cosine 1.000000 between the check's two different sentences): its output ignores the text, so it is not" \
+        " a working embedding model." in caught.value.message
+    assert validate_model(model_dir)["dim"] == 384
+    dest = tmp_path / "installed"
+    result = CliRunner().invoke(cli, ["model", "install", "--from", str(src), "--dest", str(dest)])
+    assert isinstance(result.exception, ModelError) and result.exception.exit_code == 8, result.output
+    assert f"{src / 'model.onnx'} gives the same vector" in result.exception.message and not dest.exists()
+    monkeypatch.setenv(locate.ENV_MODEL_DIR, str(src))
+    result = CliRunner().invoke(cli, ["model", "status", "--check", "--json"])
+    assert result.exit_code == 8 and "gives the same vector for different texts" in \
+        json.loads(result.stdout)["check"]["error"], result.output
+
+
 NOT_UTF8 = os.fsdecode(b"mdl\xff")
 """A folder name of a byte that is not UTF-8: Python reads it with a lone surrogate, ``mdl\\udcff``."""
 

@@ -70,14 +70,15 @@ def _report(path, as_json: bool, verb: str, *, dest, built: bool | None = None) 
 
 
 @model.command("status", short_help="Is the model installed, where, which one.")
-@click.option("--check", is_flag=True, help="Also load the model and embed one sentence (≈ 1–2 s); exit 8 if that fails.")
+@click.option("--check", is_flag=True, help="Also load the model and embed two sentences (≈ 1–2 s); exit 8 if that fails.")
 @json_option
 def status_cmd(check, as_json):
     """Show whether the model is installed, where, from which source, and its id.
 
     Without --check nothing is loaded: the files are only found and described.
-    With --check the model is loaded and embeds one sentence; a model that is
-    missing or fails to load exits 8.
+    With --check the model is loaded and embeds two sentences; a model that
+    is missing, fails to load, or gives a vector of NaN, of zeros, or the
+    same vector for both exits 8.
 
     \b
     Examples:

@@ -97,18 +97,31 @@ CHECK_PASSAGES = (
 )
 
 
+#: Above this cosine the two :data:`CHECK_PASSAGES`, of other words and lengths, are one vector: the graph's output
+#: ignores the text (multilingual-e5-small gives them 0.837).
+SAME_VECTOR_COSINE = 0.9999
+
+
 def validate_model(tmp: Path) -> dict:
     """Load the model in ``tmp`` and embed :data:`CHECK_PASSAGES`; return ``{model_id, dim, load_ms}``.
 
     Raises:
-        ModelError, ModelNotInstalled: the files cannot be loaded or run, or give a vector of NaN or infinity.
+        ModelError, ModelNotInstalled: the files cannot be loaded or run, or give a vector of NaN or infinity, or the
+            same vector for both passages (cosine > :data:`SAME_VECTOR_COSINE`: an output that ignores the text,
+            QA round 157-G F6: such a graph was installed, and every note got one vector).
     """
+    from dreamdb.embeddings.locate import reinstall_hint
     from dreamdb.embeddings.model import Embedder
 
     emb = Embedder(tmp)
     v = emb.embed_passages(list(CHECK_PASSAGES))
     if v.shape != (len(CHECK_PASSAGES), emb.dim):  # pragma: no cover - Embedder already checks
         raise ModelError(f"The model in {tmp} returned an embedding of shape {v.shape}.")
+    cosine = float(v[0] @ v[1])  # (rows L2-normalised by the Embedder)
+    if cosine > SAME_VECTOR_COSINE:
+        raise ModelError(f"{emb.model_file} gives the same vector for different texts (cosine {cosine:.6f} between the"
+                         " check's two different sentences): its output ignores the text, so it is not a working"
+                         " embedding model.", hint=reinstall_hint())
     return {"model_id": emb.model_id, "dim": emb.dim, "load_ms": round(emb.load_ms, 1)}
 
 
