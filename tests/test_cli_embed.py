@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
 import os
@@ -307,6 +308,61 @@ def test_a_from_folder_without_its_files_is_not_found_for_model_install_and_lexi
     code, out = ran.returncode, ran.stdout
     assert code == 7 and "model.onnx (or onnx/model*.onnx) not found" in json.loads(out)["error"]["message"]
     assert not (tmp_path / "d").exists() and not (tmp_path / "x.sqlite").exists()
+
+
+def test_a_from_folder_whose_file_is_a_folder_or_a_link_to_nothing_says_so(tmp_path, capsys):
+    """QA round 157-G (cosmetic): ``model install --from`` said "model.onnx (or onnx/model*.onnx) not found" of a
+    model.onnx that is a folder, and "tokenizer.json not found" of a link to nothing, where ``model status`` says what
+    each is: the same words now."""
+    src = tmp_path / "src"
+    src.mkdir()
+    os.symlink(tmp_path / "gone.json", src / "tokenizer.json")
+    dest = tmp_path / "d"
+    code, _out, err = run(capsys, "model", "install", "--from", str(src), "--dest", str(dest))
+    assert code == 7 and (f"Cannot install from {src}: {src / 'tokenizer.json'} is a link to {tmp_path / 'gone.json'},"
+                          " which does not exist.") in err, err
+    (src / "tokenizer.json").unlink()
+    (src / "tokenizer.json").write_text("{}")
+    (src / "model.onnx").mkdir()
+    code, _out, err = run(capsys, "model", "install", "--from", str(src), "--dest", str(dest))
+    assert code == 7 and f"Cannot install from {src}: {src / 'model.onnx'} is a folder, not a file." in err, err
+    assert not dest.exists()
+
+
+def test_embed_status_and_the_gate_count_one_thing_in_the_singular(tiny_vault, tmp_path, monkeypatch, capsys):
+    """QA round 157-G (cosmetic): "chunks: 1 (1 distinct texts)", "1 chunks embedded, 1 texts pending, 1 vectors
+    stored", "Embedding the vault first (1 documents or chunks waiting …)": one of each is said in the singular."""
+    from dreamdb.embeddings import model
+    from tests.test_embed_store import HashEmbedder
+
+    emb = HashEmbedder("test-hash-one")
+    monkeypatch.setattr(model, "get_embedder", lambda *a, **kw: emb)
+    mdir = tmp_path / "model"  # (a model folder for embed status: its files are only hashed for its id)
+    mdir.mkdir()
+    (mdir / "model.onnx").write_bytes(b"graph")
+    (mdir / "tokenizer.json").write_bytes(b"{}")
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(mdir))
+    write_doc(tiny_vault, "knowledge/sleep.md", "---\nname: Sleep debt\n---\nSleep debt adds up night by night.\n")
+    code, out, err = run(capsys, "embed", "dedup", "--vault", str(tiny_vault), "--title", "Sleep debt")
+    assert code == 0 and "Embedding the vault first (1 document or chunk waiting; needed once" in err, err
+    code, out, err = run(capsys, "embed", "status", "--vault", str(tiny_vault))
+    assert code == 0 and "chunks:    1 (1 distinct text)\n" in out, out
+    assert "vectors:   0 chunks embedded, 1 text pending, 1 vector stored (0.0 MB)" in out, out
+    assert "  test-hash-one  hash  1 vector  since " in out, out
+
+
+@pytest.mark.skipif(importlib.util.find_spec("tokenizers") is None, reason="needs tokenizers")
+def test_a_tokenizer_of_one_token_is_said_in_the_singular(tmp_path):
+    """QA round 157-G (cosmetic): "a vocabulary of 1 tokens"."""
+    from tokenizers import Tokenizer
+    from tokenizers.models import WordLevel
+
+    from dreamdb.embeddings import model
+    from dreamdb.errors import ModelError
+
+    Tokenizer(WordLevel({"<unk>": 0}, unk_token="<unk>")).save(str(tmp_path / "tokenizer.json"))
+    with pytest.raises(ModelError, match="has a vocabulary of 1 token, expected 250002"):
+        model._load_tokenizer(tmp_path / "tokenizer.json")
 
 
 @pytest.mark.model

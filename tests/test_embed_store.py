@@ -682,7 +682,7 @@ def test_status_of_a_vault_never_chunked_says_no_vectors_yet(tiny_vault):
         write_doc(tiny_vault, "knowledge/doc3.md", f"---\nname: Doc 3\n---\n{para('c3x')}\n")
         index.sync()
         summary = store.embed_status(index.conn, emb.model_id, most_vectors=False, name="hash")["summary"]
-        assert summary.startswith("0/6 chunks embedded with hash test-hash-1, 1 documents to chunk, 6 chunk texts to"
+        assert summary.startswith("0/6 chunks embedded with hash test-hash-1, 1 document to chunk, 6 chunk texts to"
                                   " embed (run: dreamdb embed refresh); none of this model's vectors yet"), summary
         assert "vectors stored" not in summary
         store.refresh(index.conn, emb)

@@ -272,9 +272,11 @@ def status_cmd(vault, as_json):
                   + index._command("embed refresh") if uncounted else "")
                + (f"; {_unembedded(st['unembedded_documents'])} never embedded, by design"
                   if st.get("unembedded_documents") else "") + ")")
-    click.echo(f"chunks:    {st['chunks']} ({st['distinct_texts']} distinct texts)")
-    click.echo(f"vectors:   {st['embedded']} chunks embedded, {st['pending']} texts pending, "
-               f"{st['vectors_total']} vectors stored ({st['vectors_bytes'] / 1e6:.1f} MB)")
+    from dreamdb.output import count_noun
+
+    click.echo(f"chunks:    {st['chunks']} ({count_noun(st['distinct_texts'], 'distinct text')})")
+    click.echo(f"vectors:   {count_noun(st['embedded'], 'chunk')} embedded, {count_noun(st['pending'], 'text')} pending,"
+               f" {count_noun(st['vectors_total'], 'vector')} stored ({st['vectors_bytes'] / 1e6:.1f} MB)")
     if st.get("documents_cut"):
         # (the note names ids, shown: an id's ESC ]0; set the terminal's title, QA round 139-D F2)
         click.echo(f"cut:       {output.visible_id(cut_documents_note(st['documents_cut']))}")
@@ -284,7 +286,7 @@ def status_cmd(vault, as_json):
         advice = refresh_advice(index.conn, index._command("embed refresh"))
         click.echo(f"re-embed:  {reembed_note(st['reembed_pending'], advice, 'text')}")
     for m in st["models"]:
-        click.echo(f"  {m['model_id']}  {m['name']}  {m['vectors']} vectors  since {m['first_seen']}")
+        click.echo(f"  {m['model_id']}  {m['name']}  {count_noun(m['vectors'], 'vector')}  since {m['first_seen']}")
     if st["languages"]:
         names = {"": "undetermined", "?": "not identified yet"}
         click.echo("languages: " + ", ".join(f"{names.get(l, l)} {n}" for l, n in st["languages"].items()))
@@ -542,8 +544,10 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
                 return skip(skipped)
             if waiting:
                 if not as_json:
-                    say(f"Embedding the vault first ({waiting} documents or chunks waiting; needed once, "
-                        "then only edits are re-embedded)…")
+                    from dreamdb.output import count_noun
+
+                    say(f"Embedding the vault first ({count_noun(waiting, 'document or chunk', 'documents or chunks')}"
+                        " waiting; needed once, then only edits are re-embedded)…")
                 refreshing = _Waiting()
                 _run_refresh(index, embedder, force=False, show_bar=not as_json, waiting=refreshing)
                 if refreshing.waited:  # (said on stderr as it began; --json's notes and the log keep it: QA round

@@ -215,8 +215,17 @@ def install_from_dir(
         else ("model.onnx", "onnx/model.onnx", "model_quantized.onnx", "onnx/model_quantized.onnx")
     model = next((src / r for r in order if (src / r).is_file()), None)
     if not src.is_dir() or not tok.is_file() or model is None:
-        missing = "no such folder" if not src.is_dir() else (
-            f"{TOKENIZER_FILE} not found" if not tok.is_file() else "model.onnx (or onnx/model*.onnx) not found")
+        from dreamdb.embeddings.locate import _not_a_file
+
+        # (a folder, a FIFO, a link to nothing, said as what it is, in model status's words: QA round 157-G, "not
+        # found" of a model.onnx folder and of a tokenizer.json link to nothing)
+        if not src.is_dir():
+            missing = "no such folder"
+        elif not tok.is_file():
+            missing = _not_a_file(tok) or f"{TOKENIZER_FILE} not found"
+        else:
+            missing = next(filter(None, (_not_a_file(src / r) for r in order)),
+                           "model.onnx (or onnx/model*.onnx) not found")
         raise SourceNotFound(
             f"Cannot install from {src}: {missing}.",
             hint="Point --from at a folder with tokenizer.json and model.onnx (e.g. a copy of the multilingual-e5-small ONNX export).",

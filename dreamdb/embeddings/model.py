@@ -669,7 +669,8 @@ def _load_tokenizer(tok_file: Path, opened: tuple | None = None):
     n = tok.get_vocab_size(with_added_tokens=True)
     if n != VOCAB_SIZE:
         raise ModelError(
-            f"{tok_file} has a vocabulary of {n} tokens, expected {VOCAB_SIZE} (XLM-R of multilingual-e5-small): "
+            f"{tok_file} has a vocabulary of {n} token{'s' if n != 1 else ''}, expected {VOCAB_SIZE} (XLM-R of"
+            " multilingual-e5-small): "
             "it belongs to another model.",
             hint=reinstall_hint(),
         )

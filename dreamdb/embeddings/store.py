@@ -1361,6 +1361,7 @@ def embed_status(conn, model_id: str | None = None, *, most_vectors: bool = True
         text goes past :data:`~dreamdb.embeddings.chunk.MAX_CHUNKS_PER_DOCUMENT` chunks, so that only its first
         ``embedded_words`` words have vectors), summary (one line for ``dreamdb status``).
     """
+    from dreamdb.output import count_noun
     from dreamdb.store.connect import CAN_LOAD_EXTENSIONS
 
     # (a driver that cannot load sqlite-vec reads no vector table, and leaves an older index's migrations that need it
@@ -1413,13 +1414,11 @@ def embed_status(conn, model_id: str | None = None, *, most_vectors: bool = True
         return advice[0]
 
     if model_id is None and total:  # (most_vectors false: no model to use them)
-        summary = f"no usable model: hybrid recall falls back to BM25 ({chunks} chunks; {stored_vectors(models)})"
+        summary = f"no usable model: hybrid recall falls back to BM25 ({count_noun(chunks, 'chunk')}; {stored_vectors(models)})"
     elif model_id is None:
-        summary = f"no vectors yet ({chunks} chunks); {run()}"
+        summary = f"no vectors yet ({count_noun(chunks, 'chunk')}); {run()}"
     elif not vectors and not chunks and docs_pending > uncounted:  # (never chunked, as a new index: QA round 147-D
         # F1, it read "0/0 chunks embedded …, 0 chunk texts to embed (0 vectors stored are reused …)", as if done)
-        from dreamdb.output import count_noun
-
         others = [m for m in models if m["vectors"]]
         summary = (f"no vectors yet with {name or 'model'} {model_id}: {count_noun(docs_pending - uncounted, 'document')}"
                    " to chunk and embed" + (f" ({stored_vectors(others)}: another model's)" if others else "")
@@ -1427,12 +1426,14 @@ def embed_status(conn, model_id: str | None = None, *, most_vectors: bool = True
     else:
         summary = f"{embedded}/{chunks} chunks embedded with {name or 'model'} {model_id}"
         if docs_pending > uncounted:  # e.g. after sync --force: documents wait to be re-chunked, their vectors are kept
-            summary += (f", {docs_pending - uncounted} documents to chunk, {pend} chunk texts to embed ("
-                        + (f"{vectors} vectors stored are reused for unchanged texts; " if vectors else "")
+            summary += (f", {count_noun(docs_pending - uncounted, 'document')} to chunk,"
+                        f" {count_noun(pend, 'chunk text')} to embed ("
+                        + (f"{count_noun(vectors, 'vector')} stored {'is' if vectors == 1 else 'are'} reused for"
+                           " unchanged texts; " if vectors else "")
                         + f"{run()})")
         elif uncounted:  # (rows from before migration 010: QA round 61 L4)
-            summary += (f", {pend} pending; {uncounted} documents chunked by an older dreamdb to count again (vectors"
-                        f" kept; {run()})")
+            summary += (f", {pend} pending; {count_noun(uncounted, 'document')} chunked by an older dreamdb to count"
+                        f" again (vectors kept; {run()})")
         else:
             summary += f", {pend} pending" if pend else ", up to date" if not forced else ""  # (QA round 121-B F3)
         # (a --force another process runs now, or a refresh taking up an interrupted one, is no interrupted one to
