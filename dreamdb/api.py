@@ -129,7 +129,8 @@ class Hit:
             back as set (``None`` too: ``hit.snippet = None`` reads ``None``, and ``as_dict()`` gives ``null``).
             Hits compare by it as by every other field (``==`` makes the snippets of hits not read yet).
         score: raw BM25 (what thresholds gate on; unaffected by mode, synonyms, recency), 0 for a hit only the dense
-            channel or a translation found.
+            channel or a translation found, and for one listed as dated in the query's time window, whose words matched
+            nothing (``rank_score`` 0 too; :meth:`Index.recall`).
         rank_score: what hits are sorted by, on the mode's scale: in ``bm25`` mode rankScore (BM25's scale, the
             signals of docs/ranking.md applied), in ``hybrid`` and ``rrf`` the fused score (reciprocal-rank fusion's
             scale, at most 2/61 ≈ 0.033 in ``rrf``, less in ``hybrid``'s weighted form; relative fusion's, 0–1, when
@@ -616,6 +617,52 @@ def corrected_words(corrected: dict[str, str]) -> str:
     """``securty → security, worktres → worktrees or workers``: a plan's corrected words
     (:attr:`dreamdb.ranking.rank.QueryPlan.corrected`) as the spelling correction's note names them."""
     return ", ".join(f"{typed} → {spelled}" for typed, spelled in corrected.items())
+
+
+def window_listing_rows(conn, window, filters: Filters, now_days: float) -> list[tuple]:
+    """``(id, doc_id, type, date, date_days, status, is_capture, confidence)`` of the documents ``filters`` keep that
+    are dated inside ``window`` (:class:`~dreamdb.ranking.timeintent.TimeWindow`): window recency 1 by
+    :func:`dreamdb.ranking.signals.window_recency`, one dated with a date alone read by its date in a calendar day's
+    window; newest first, then doc_id (:func:`dreamdb.ranking.signals.tie_order`)."""
+    where, params = filters.sql(now_days)
+    low = min(window.start, window.day_start if window.day_start is not None else window.start)
+    high = max(window.end, window.day_end if window.day_end is not None else window.end)
+    rows = conn.execute(
+        "SELECT d.id, d.doc_id, d.type, d.date, d.date_days, d.status, d.is_capture, d.confidence FROM documents d"
+        f" WHERE d.date_days >= :window_low AND d.date_days <= :window_high AND {where}",
+        {**params, "window_low": low, "window_high": high}).fetchall()
+    rows = [r for r in rows if S.window_recency(r[4], window, r[3] is not None and len(r[3]) > 10) == 1.0]
+    rows.sort(key=lambda r: S.tie_order(r[4], r[1]))
+    return rows
+
+
+def _listed_row(row: tuple, window):
+    """A :class:`~dreamdb.ranking.rank.Ranked` row of a document :func:`window_listing_rows` listed: no query term
+    (raw score 0, and so every score), its recency the window's (1), its other multipliers its own."""
+    from dreamdb.ranking.rank import Ranked
+
+    rowid, doc_id, typ, date, date_days, status, is_capture, confidence = row
+    return Ranked(rowid, doc_id, typ, date, date_days, status, 0.0, 0.0, 0.0, 0.0, 0.0,
+                  S.window_recency(date_days, window, date is not None and len(date) > 10), S.status_factor(status),
+                  S.type_factor(typ, bool(is_capture)), S.confidence_factor(confidence), 0.0)
+
+
+def window_listing_note(plan, listed: bool, command) -> str:
+    """The note of a recall whose words matched nothing, answered with the documents dated in its time window
+    (``listed``), or not, none being dated there: it names the words, the window and, when none is listed, the
+    ``list`` command that lists by date (``command(words)``: the command line to run it)."""
+    words = " ".join(plan.text.split()) or plan.time_intent.phrase
+    window = plan.window
+    shown = window.as_json()
+    if shown["day"] is not None:
+        span, since, until = shown["day"], shown["day"], shown["day"]
+    else:
+        span, since, until = f"{shown['from']} to {shown['to']}", shown["from"], shown["to"]
+    where = f"the window {plan.time_intent.phrase!r} ({span})"
+    if listed:
+        return f"nothing matched {words!r}; the documents dated in {where}, newest first"
+    return (f"nothing matched {words!r}, and no document is dated in {where}; "
+            f"`{command(f'list --since {since} --until {until}')}` lists the documents by date")
 
 
 def recall_mode(mode: str | None) -> tuple[str, bool]:
@@ -2793,7 +2840,9 @@ class Index:
             explain: attach every signal (``Hit.signals``, ``Hit.terms``).
 
         Returns:
-            list[Hit], best first.
+            list[Hit], best first. A query with a time window (``what changed yesterday``) whose words match no
+            document the filters keep gives the documents dated in the window, newest first, of score 0, and a note
+            saying so (docs/ranking.md, "time intent").
 
         Raises:
             UsageError: bad ``top``, ``mode`` (an empty one too), type, level or date; ``explain`` or
@@ -2969,6 +3018,8 @@ class Index:
             hits = self._guarded(lambda: self._hybrid(plan, mode, top, now_days, filters, explain))
         if hits is None:  # the fallback of a hybrid mode whose dense channel is unavailable
             hits = self._guarded(lambda: self._bm25_snapshot(plan, top, now_days, filters, explain))
+        if not hits and plan.window is not None:  # (QA round 157-I F1: "what changed yesterday" answered nothing)
+            hits = self._guarded(lambda: self._window_listing(plan, top, now_days, filters, mode, explain))
         if not hits:
             try:
                 self._note_empty_result(plan, now_days, filters)
@@ -2976,6 +3027,27 @@ class Index:
                 pass
         else:
             self._note_unread_frontmatter(hits)
+        return hits
+
+    def _window_listing(self, plan, top: int, now_days: float, filters: Filters, mode: str,
+                        explain: bool) -> list[Hit]:
+        """A recall with a time window (``yesterday``, ``last week``; not ``recently``: no window) whose words matched
+        no document the filters keep: the documents dated inside the window (window recency 1,
+        :func:`dreamdb.ranking.signals.window_recency`, a document dated with a date alone read by its date), the
+        filters applied, newest first (then doc_id), up to ``top``, as hits of raw score 0 (so the prompt hook, which
+        gates on it, shows none), with a note said without ``explain`` too (:func:`window_listing_note`); none dated
+        there: ``[]``, and the note says so. QA round 157-I F1: "what changed yesterday" answered "No matches." while
+        ``list --since yesterday`` listed the note of that day. Searched with other vaults, the hits and the plan go to
+        this thread's ``_deferring.listed`` instead, and ``[]`` is returned: the :class:`~dreamdb.multi.MultiIndex`
+        lists them only when no vault's recall found anything, with one note."""
+        window = plan.window
+        rows = window_listing_rows(self.conn, window, filters, now_days)[:top]
+        hits = self._hits([_listed_row(row, window) for row in rows], plan, mode=mode, explain=explain) or []
+        listed = getattr(self._deferring, "listed", None)
+        if isinstance(listed, list):
+            listed.append((hits, plan))
+            return []
+        self.notes.append(window_listing_note(plan, bool(hits), lambda words: self._command(words)))
         return hits
 
     def _note_unsynced_state(self) -> None:

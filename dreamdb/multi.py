@@ -187,15 +187,18 @@ class MultiIndex:
                 if timed:
                     dated = any(dated_in)
 
+            listed = []  # (each vault's documents dated in the query's window, when its words matched nothing)
+
             def recall(index):
                 index._deferring.collection = collection
                 # (synced for the statistics just now: its recall does not sync it again, QA round 155-H F2)
                 index._deferring.synced = id(index) in synced
                 index._deferring.dated = dated
+                index._deferring.listed = listed
                 try:
                     return index.recall(query, top=top, **kwargs)
                 finally:
-                    index._deferring.collection = index._deferring.dated = None
+                    index._deferring.collection = index._deferring.dated = index._deferring.listed = None
                     index._deferring.synced = False
 
             now = _now(None) if kwargs.get("now") is None else None  # (one instant for both readings)
@@ -203,6 +206,7 @@ class MultiIndex:
             lists = self._each_vault(recall, now=now, spelling=spelling, among=among)
             if spelling.again():
                 again = VaultsSpelling(merge_corrections(list(spelling.found.values())))
+                listed.clear()  # (the reading as typed is dropped)
                 lists = self._each_vault(recall, now=now, spelling=again, among=among)
                 if again.said:
                     self._notes.append(f"{NOTHING_MATCHED} in any vault; every vault read it with its spelling "
@@ -210,7 +214,17 @@ class MultiIndex:
             else:
                 for index, notes in spelling.held.values():
                     index.notes.extend(notes)
-            return merge_hits(lists, top)
+            hits = merge_hits(lists, top)
+            if not hits and listed:  # (no vault's recall found anything: the documents dated in the query's window
+                # of every vault, newest first, with one note; QA round 157-I F1)
+                from dreamdb.api import window_listing_note
+                from dreamdb.extras import dreamdb_command
+
+                hits = sorted((h for vault_hits, _plan in listed for h in vault_hits),
+                              key=lambda h: (-_date_key(h.date), h.doc_id, h.vault))[:top]
+                self._notes.append(window_listing_note(listed[0][1], bool(hits),
+                                                       lambda words: f"{dreamdb_command()} {words}"))
+            return hits
 
     def _each_vault(self, call, *, clock: bool = False, now=None, spelling: VaultsSpelling | None = None,
                     among: set[int] | None = None) -> list:

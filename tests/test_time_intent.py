@@ -568,3 +568,118 @@ def test_under_a_time_intent_the_fusion_reads_bm25s_coverage_from_its_best_raw_m
     hits = index.recall("cache eviction policy pressure yesterday", top=2, mode="hybrid", now=NOW, explain=True)
     assert {h.signals["bm25_coverage"] for h in hits} == {1.0}
     index.close()
+
+
+# -- a window whose words match nothing: the documents dated in it (QA round 157-I F1) ---------------------------------
+def _dated_vault(vault):
+    write_docs(vault, {
+        "knowledge/yday-date.md": "---\ntitle: Parser flake\ndate: 2026-08-17\n---\nA fix for the parser.\n",
+        "knowledge/yday-timed.md": "---\ntitle: Build cache\ndate: 2026-08-17T10:00:00Z\n---\nThe build cache.\n",
+        "state/yday-task.md": "---\nname: Ship the release\nstatus: todo\nupdated: 2026-08-17\n---\nShip it.\n",
+        "knowledge/today.md": "---\ntitle: Linter\ndate: 2026-08-18\n---\nThe linter.\n",
+        "knowledge/before.md": "---\ntitle: Docs\ndate: 2026-08-16T23:30:00Z\n---\nThe docs.\n",
+        "knowledge/undated.md": "---\ntitle: Misc\n---\nOther things.\n",
+    })
+
+
+@pytest.mark.parametrize("engine", ["sql", "memory"])
+def test_a_window_whose_words_match_nothing_lists_the_documents_dated_in_it(tiny_vault, engine):
+    _dated_vault(tiny_vault)
+    index = dreamdb.open(tiny_vault, engine=engine)
+    hits = index.recall("what changed yesterday", top=5, now=NOW)
+    # newest first (the timed note at 10:00 after the date alone's midnight), then doc_id; raw score 0
+    assert [h.doc_id for h in hits] == ["knowledge/yday-timed", "knowledge/yday-date", "task/yday-task"]
+    assert all(h.score == 0.0 and h.rank_score == 0.0 and h.mode == "bm25" for h in hits)
+    assert index.take_notes() == ["nothing matched 'what changed'; the documents dated in the window 'yesterday'"
+                                  " (2026-08-17), newest first"]  # (said without explain)
+    assert [h.doc_id for h in index.recall("what changed yesterday", top=1, now=NOW)] == ["knowledge/yday-timed"]
+    # the filters apply
+    assert [h.doc_id for h in index.recall("changes from yesterday", top=5, types="task", now=NOW)] == [
+        "task/yday-task"]
+    # the date-alone / timed reading of window_recency: 2026-08-16T23:30Z is before yesterday, 2026-08-18 after
+    week = [h.doc_id for h in index.recall("what did we do last week", top=10, now=NOW)]
+    assert week == ["knowledge/today", "knowledge/yday-timed", "knowledge/yday-date", "task/yday-task",
+                    "knowledge/before"]
+    with_explain = index.recall("what changed yesterday", top=5, now=NOW, explain=True)
+    assert [h.signals["recency"] for h in with_explain] == [1.0, 1.0, 1.0]
+    index.take_notes()
+    # words that match: ranked as ever, no listing
+    hits = index.recall("parser yesterday", top=5, now=NOW)
+    assert [h.doc_id for h in hits] == ["knowledge/yday-date"] and hits[0].score > 0
+    assert not any("nothing matched" in n for n in index.take_notes())
+    # no window ("latest"): nothing listed
+    assert index.recall("latest changes", top=5, now=NOW) == []
+    assert not any("dated in the window" in n for n in index.take_notes())
+    index.close()
+
+
+def test_a_window_with_no_document_dated_in_it_says_how_to_list_by_date(tiny_vault):
+    _dated_vault(tiny_vault)
+    index = dreamdb.open(tiny_vault)
+    assert index.recall("what changed 5 days ago", top=5, now=NOW) == []
+    notes = index.take_notes()
+    assert any(n.startswith("nothing matched 'what changed', and no document is dated in the window '5 days ago'"
+                            " (2026-08-13); `") and "list --since 2026-08-13 --until 2026-08-13" in n
+               for n in notes), notes
+    # a document dated in it that the filters drop is not listed either
+    assert index.recall("what changed yesterday", top=5, types="feature", now=NOW) == []
+    assert any("no document is dated in the window 'yesterday'" in n for n in index.take_notes())
+    assert index.recall("what changed last week", top=5, now="2026-10-18T12:00:00Z") == []
+    assert any("(2026-10-11T12:00Z to 2026-10-18T12:00Z)" in n and
+               "list --since 2026-10-11T12:00Z --until 2026-10-18T12:00Z" in n for n in index.take_notes())
+    index.close()
+
+
+def test_several_vaults_list_the_documents_dated_in_the_window_when_none_matched(tmp_path):
+    a, b = tmp_path / "a" / "_dream_context", tmp_path / "b" / "_dream_context"
+    write_docs(a, {"knowledge/one.md": "---\ndate: 2026-08-17T09:00:00Z\n---\nalpha\n",
+                   "knowledge/old.md": "---\ndate: 2026-01-01\n---\nalpha\n"})
+    write_docs(b, {"knowledge/two.md": "---\ndate: 2026-08-17T11:00:00Z\n---\nbeta\n"})
+    with dreamdb.open([a, b]) as index:
+        hits = index.recall("what changed yesterday", top=5, now=NOW)
+        assert [(h.doc_id, h.vault) for h in hits] == [("knowledge/two", str(b)), ("knowledge/one", str(a))]
+        notes = index.take_notes()
+        assert notes.count("nothing matched 'what changed'; the documents dated in the window 'yesterday'"
+                           " (2026-08-17), newest first") == 1, notes
+        # a vault whose words matched: its hits alone, no listing of the other's
+        hits = index.recall("alpha yesterday", top=5, now=NOW)
+        assert [h.doc_id for h in hits] == ["knowledge/one", "knowledge/old"] and hits[0].score > 0
+        assert not any("dated in the window" in n for n in index.take_notes())
+
+
+def test_cli_lists_yesterdays_document_of_the_example_vault():
+    from click.testing import CliRunner
+
+    from dreamdb.cli import cli
+    from tests.conftest import ROOT
+
+    for query in ("what changed yesterday", "yesterday", "changes from yesterday", "what did we do last week"):
+        out = CliRunner().invoke(cli, ["recall", "--vault", str(ROOT / "examples"), query, "--now", "2026-08-15"])
+        assert out.exit_code == 0 and "task/add-dedup-gate" in out.stdout and "No matches." not in out.stdout, query
+        assert "note: nothing matched" in out.stderr, query
+    out = CliRunner().invoke(cli, ["recall", "--vault", str(ROOT / "examples"), "--json", "what changed yesterday",
+                                    "--now", "2026-08-15"])
+    data = json.loads(out.stdout)
+    assert [h["doc_id"] for h in data["hits"]] == ["task/add-dedup-gate"]
+    assert data["notes"] == ["nothing matched 'what changed'; the documents dated in the window 'yesterday'"
+                             " (2026-08-14), newest first"]
+
+
+def test_the_prompt_hook_injects_no_listing_by_date(tmp_path):
+    """The listing's hits have raw score 0: the hook, which gates on it, stays silent."""
+    import os
+    import subprocess
+    import sys
+
+    today = datetime.now().astimezone().date().isoformat()
+    vault = tmp_path / "proj" / "_dream_context"
+    write_docs(vault, {f"knowledge/n{i}.md": f"---\ntitle: Note {i}\ndate: {today}\n---\nzebra {i}\n"
+                       for i in range(3)})
+    with dreamdb.open(vault) as index:  # (the recall lists them)
+        assert len(index.recall("what changed today", top=5)) == 3
+    log = tmp_path / "h.log"
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "hook", "user-prompt-submit"],
+                       input=json.dumps({"prompt": "what changed today", "cwd": str(vault.parent)}).encode(),
+                       capture_output=True, env={**os.environ, "DREAMDB_HOOK_LOG": str(log), "DREAMDB_HOOK_VERBOSE": "1"}, timeout=120)
+    assert p.returncode == 0 and p.stdout == b"", p.stdout
+    assert "no hit holds the prompt's words (first knowledge/n0, raw BM25 score 0); nothing printed" in log.read_text()
