@@ -20,7 +20,9 @@ ACCEPTED_FORMS = (
     "an ISO-8601 date or instant (2026-08-01, 2026-08-01T12:00:00Z), "
     "a relative span meaning that long before now (-30d, 30d, 12h, 2 weeks, "
     "1 week ago, 3 months, 1y; a leading '+' means after now), "
-    "or one of: now, today, yesterday, tomorrow"
+    "one of: now, today, yesterday, tomorrow, "
+    "or a time expression as recall reads one in a query (last week, past month, last 3 days, two weeks ago, "
+    "the day before yesterday; geçen hafta, dün, son 3 gün)"
 )
 
 # unit word -> (kind, multiplier). kind "td" = timedelta seconds, "months" = calendar months.
@@ -184,6 +186,9 @@ def _next_period_start(text: str, start: datetime) -> datetime | None:
     try:
         if _DAY_RE.match(lowered) or lowered in ("today", "yesterday", "tomorrow"):
             return start + timedelta(days=1)
+        intent = _whole_intent(text)
+        if intent is not None and intent.kind == "day":  # (dün, the day before yesterday: that day's end)
+            return start + timedelta(days=1)
         if _WEEK_RE.match(lowered):
             return start + timedelta(days=7)
         if _MONTH_RE.match(lowered):
@@ -214,6 +219,9 @@ def parse_until(text: str, now: datetime) -> datetime:
         UsageError: as :func:`parse_when`.
     """
     start = parse_when(text, now)
+    intent = _whole_intent(text)
+    if intent is not None and intent.kind == "span":  # (last week: the 7 days before now, which end now)
+        return as_utc(now)
     nxt = _next_period_start(text, start)
     if nxt is None:
         return start
@@ -233,6 +241,9 @@ def until_days(text: str, now: datetime) -> float:
     import math
 
     start = parse_when(text, now)
+    intent = _whole_intent(text)
+    if intent is not None and intent.kind == "span":  # (last week ends now)
+        return as_utc(now).timestamp() / 86400.0
     nxt = _next_period_start(text, start)
     if nxt is None:
         return start.timestamp() / 86400.0
@@ -257,6 +268,14 @@ def parse_when(text: str, now: datetime) -> datetime:
     * Keywords: ``now``; ``today``, ``yesterday``, ``tomorrow``: that calendar
       date in ``now``'s own offset (the local date, for the current time), as
       the date typed out would be read (midnight UTC starting it).
+    * A time expression as recall reads one in a query
+      (:func:`dreamdb.ranking.timeintent.find_time_intent`, its reading, not a second list), the whole text:
+      a calendar day (``dün``, ``the day before yesterday``, ``three days ago``) as ``yesterday`` is read;
+      a span (``last week``, ``past month``, ``last 3 days``, ``geçen hafta``, ``son 3 gün``) its start, the
+      7, 30 or N days before now (:func:`parse_until`: its end, now); a unit N units ago (``two weeks ago``,
+      ``2 hafta önce``) the instant that many days before now, as ``2 weeks ago`` is. One naming no period
+      (``recently``, ``latest``) is refused (QA round 157-I F2: ``--since "last week"`` was refused while the
+      README said the query's window is read as ``--since 7d`` reads).
 
     Args:
         text: the expression, case-insensitive, surrounding spaces ignored.
@@ -333,8 +352,35 @@ def parse_when(text: str, now: datetime) -> datetime:
             when = None
         if when is not None:
             return as_utc(when)
+    intent = _whole_intent(raw)
+    if intent is not None:
+        try:
+            if intent.kind == "day":
+                return today - timedelta(days=intent.amount)
+            return now_utc - timedelta(days=intent.amount)  # (a span's start; N units ago: that instant)
+        except OverflowError:
+            from dreamdb.errors import UsageError
+
+            raise UsageError(f"The time {text!r} is out of range (before year 1 or after year 9999)"
+                             f" for the clock {now_utc.isoformat()}.", hint="Check --now.") from None
     _bad(text)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _whole_intent(text: object):
+    """The time intent (:func:`dreamdb.ranking.timeintent.find_time_intent`) ``text`` is wholly made of, when it names
+    a day, a span or a unit ago (not ``recently``, which names no period), else ``None``: how ``--since``/``--until``
+    read ``last week``, ``dün`` or ``geçen hafta`` as a query's time intent does. A form :func:`parse_when` reads
+    otherwise (``yesterday``, ``3 days ago``: that instant) is none."""
+    if not isinstance(text, str) or not text.strip() or text.strip().lower() in _CALENDAR_WORDS \
+            or _RELATIVE_RE.match(text.strip().lower()):
+        return None
+    from dreamdb.ranking.timeintent import find_time_intent
+
+    intent, rest = find_time_intent(text.strip())
+    if intent is None or intent.kind == "recent" or intent.also or rest.strip():
+        return None
+    return intent
 
 
 def _calendar_day(now: datetime, now_utc: datetime) -> datetime:
@@ -351,7 +397,8 @@ _CALENDAR_WORDS = {"yesterday": -1, "today": 0, "tomorrow": 1}
 
 
 def calendar_day_instants(text: str, now: datetime, *, machine_clock: bool = False) -> tuple[float, float] | None:
-    """For ``today``, ``yesterday`` or ``tomorrow``: the first and last instant of that local day (its midnight to
+    """For ``today``, ``yesterday`` or ``tomorrow`` (or a calendar day read as a query's time intent: ``dün``, ``the
+    day before yesterday``, :func:`parse_when`): the first and last instant of that local day (its midnight to
     the next one less a step), in days since 1970-01-01 UTC; ``None`` for any other text, or a naive ``now``.
 
     :func:`parse_when` reads these words as the date typed out (midnight UTC), which is right for a document dated
@@ -367,6 +414,11 @@ def calendar_day_instants(text: str, now: datetime, *, machine_clock: bool = Fal
 
     offset = now.tzinfo.utcoffset(now) if now.tzinfo is not None else None
     shift = _CALENDAR_WORDS.get(text.strip().lower()) if isinstance(text, str) else None
+    if shift is None and offset is not None and isinstance(text, str) and (
+            not text.strip()[:1].isdigit() or " " in text.strip()):  # (dün, the day before yesterday, 3 gün önce)
+        intent = _whole_intent(text)
+        if intent is not None and intent.kind == "day":
+            shift = -int(intent.amount)
     if shift is None or offset is None:
         return None
     try:

@@ -331,3 +331,72 @@ def test_a_local_day_whose_midnight_the_clocks_skip_starts_at_the_jump(machine_z
     first, last = calendar_day_instants("yesterday", now, machine_clock=True)  # the 5th: 23 hours, up to the jump
     assert first == _days(2026, 9, 5, 4)
     assert _days(2026, 9, 6, 3) < last < _days(2026, 9, 6, 4)
+
+
+# -- a query's time expressions (QA round 157-I F2: `--since "last week"` was refused) ---------------------------------
+@pytest.mark.parametrize("text, since, until", [
+    # spans: the N days before now, to now
+    ("last week", NOW - timedelta(days=7), NOW),
+    ("past week", NOW - timedelta(days=7), NOW),
+    ("Last Month", NOW - timedelta(days=30), NOW),
+    ("past 3 days", NOW - timedelta(days=3), NOW),
+    ("last 2 weeks", NOW - timedelta(days=14), NOW),
+    ("geçen hafta", NOW - timedelta(days=7), NOW),
+    ("gecen hafta", NOW - timedelta(days=7), NOW),
+    ("geçen ay", NOW - timedelta(days=30), NOW),
+    ("son 3 gün", NOW - timedelta(days=3), NOW),
+    # calendar days: as yesterday, the whole day
+    ("dün", datetime(2026, 8, 17, tzinfo=UTC), datetime(2026, 8, 18, tzinfo=UTC) - timedelta(microseconds=1)),
+    ("the day before yesterday", datetime(2026, 8, 16, tzinfo=UTC),
+     datetime(2026, 8, 17, tzinfo=UTC) - timedelta(microseconds=1)),
+    ("bugün", datetime(2026, 8, 18, tzinfo=UTC), datetime(2026, 8, 19, tzinfo=UTC) - timedelta(microseconds=1)),
+    ("3 gün önce", datetime(2026, 8, 15, tzinfo=UTC), datetime(2026, 8, 16, tzinfo=UTC) - timedelta(microseconds=1)),
+    # N units ago: that instant, as "2 weeks ago" (a relative form) is
+    ("two weeks ago", NOW - timedelta(days=14), NOW - timedelta(days=14)),
+    ("2 hafta önce", NOW - timedelta(days=14), NOW - timedelta(days=14)),
+])
+def test_since_and_until_read_a_querys_time_expressions(text, since, until):
+    assert parse_when(text, NOW) == since
+    assert parse_until(text, NOW) == until
+    assert until_days(text, NOW) == pytest.approx(until.timestamp() / 86400.0, abs=1e-9)
+
+
+def test_the_forms_read_before_keep_their_reading():
+    assert parse_when("2 weeks ago", NOW) == NOW - timedelta(days=14)
+    assert parse_until("3 days ago", NOW) == NOW - timedelta(days=3)  # (an instant, not a day)
+    assert parse_until("yesterday", NOW) == datetime(2026, 8, 18, tzinfo=UTC) - timedelta(microseconds=1)
+
+
+@pytest.mark.parametrize("text", ["recently", "latest", "en son", "last week deploy", "yesterday or last week",
+                                  "last tuesday"])
+def test_an_expression_naming_no_period_or_more_than_one_is_refused(text):
+    with pytest.raises(UsageError) as info:
+        parse_when(text, NOW)
+    assert "last week" in info.value.hint
+
+
+def test_a_local_calendar_day_of_a_query_expression_has_the_clocks_midnights():
+    from dreamdb.timeparse import calendar_day_instants
+
+    tokyo = datetime(2026, 8, 18, 3, 0, tzinfo=timezone(timedelta(hours=9)))
+    assert calendar_day_instants("dün", tokyo) == calendar_day_instants("yesterday", tokyo) is not None
+    assert calendar_day_instants("last week", tokyo) is None
+
+
+def test_cli_list_and_recall_take_last_week(tmp_path):
+    from click.testing import CliRunner
+
+    from dreamdb.cli import cli
+    from tests.conftest import ROOT
+
+    for args in (["list"], ["recall", "dedup"]):
+        out = CliRunner().invoke(cli, [*args, "--vault", str(ROOT / "examples"), "--since", "last week", "--until",
+                                       "last week", "--now", "2026-08-15"])
+        assert out.exit_code == 0, out.output
+        assert "task/add-dedup-gate" in out.stdout
+    out = CliRunner().invoke(cli, ["list", "--vault", str(ROOT / "examples"), "--since", "geçen hafta", "--until", "dün",
+                                   "--now", "2026-08-15"])
+    assert out.exit_code == 0 and "task/add-dedup-gate" in out.stdout
+    out = CliRunner().invoke(cli, ["list", "--vault", str(ROOT / "examples"), "--since", "dün", "--until", "dün",
+                                   "--now", "2026-08-16"])
+    assert out.exit_code == 0 and "task/add-dedup-gate" not in out.stdout
