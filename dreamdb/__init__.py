@@ -14,7 +14,7 @@ sqlite-vec) load only when a function that needs them runs.
 
 from __future__ import annotations
 
-__version__ = "0.3.26"
+__version__ = "0.3.27"
 
 from dreamdb.errors import DreamdbError  # noqa: E402
 
