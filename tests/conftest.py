@@ -487,3 +487,30 @@ def case_insensitive_name(monkeypatch):
     monkeypatch.setattr(os, "scandir", lambda folder=".": _Listing(scandir(folder), hidden))
     monkeypatch.setattr(os.path, "realpath", fake_realpath)
     return alias
+
+
+@contextlib.contextmanager
+def another_refresh_running(vault: Path):
+    """Hold ``vault``'s embedding-refresh lock from another thread while the ``with`` body runs, as another dreamdb
+    process's ``embed refresh`` under way holds it (``vault``: the folder holding ``.dreamdb``)."""
+    import threading
+
+    from filelock import FileLock
+
+    from dreamdb.embeddings import store
+
+    held, done = threading.Event(), threading.Event()
+
+    def other_refresh() -> None:
+        with FileLock(str(vault / ".dreamdb" / store.LOCK_FILE_NAME)):
+            held.set()
+            done.wait(30)
+
+    holder = threading.Thread(target=other_refresh)
+    holder.start()
+    try:
+        assert held.wait(10)
+        yield
+    finally:
+        done.set()
+        holder.join(10)

@@ -16,7 +16,7 @@ import time
 import pytest
 
 from dreamdb.cli import main
-from tests.conftest import copy_vault, link_piece_table, write_doc
+from tests.conftest import another_refresh_running, copy_vault, link_piece_table, write_doc
 
 
 def run(capsys, *args):
@@ -1116,11 +1116,6 @@ def test_during_another_process_first_refresh_status_and_if_present_say_it_runs(
     """QA round 157-G F4: during another process's first ``embed refresh``, ``embed status``'s hint and ``embed dedup
     --if-present``'s SKIPPED told the user to run the refresh already running (a hybrid recall said it ran). While
     another process holds the refresh lock they say it runs; once it is free, to run it."""
-    import threading
-
-    from filelock import FileLock
-
-    from dreamdb.embeddings import store
 
     model = tmp_path / "model"  # (a model folder: its files are only hashed for its id, never loaded)
     model.mkdir()
@@ -1140,21 +1135,8 @@ def test_during_another_process_first_refresh_status_and_if_present_say_it_runs(
         assert code == 0, err
         return hint, json.loads(out)["reason"]
 
-    held, done = threading.Event(), threading.Event()
-
-    def other_refresh() -> None:  # (another process's first embed refresh under way)
-        with FileLock(str(tiny_vault / ".dreamdb" / store.LOCK_FILE_NAME)):
-            held.set()
-            done.wait(30)
-
-    holder = threading.Thread(target=other_refresh)
-    holder.start()
-    try:
-        assert held.wait(10)
+    with another_refresh_running(tiny_vault):  # (another process's first embed refresh under way)
         running = said()
-    finally:
-        done.set()
-        holder.join(10)
     assert running == ("hint: Another dreamdb process is refreshing the embeddings now (none of this model's vectors"
                        " yet: hybrid recall falls back to BM25 until it has made some; dreamdb embed status again"
                        " shows how far it is)",

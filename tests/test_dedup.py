@@ -14,7 +14,7 @@ import pytest
 import dreamdb
 from dreamdb.dedup import LOG_FILE_NAME, decide, dedup
 from dreamdb.errors import UsageError
-from tests.conftest import ROOT, copy_vault
+from tests.conftest import ROOT, another_refresh_running, copy_vault
 
 DOC = "knowledge/patterns/git-pinned-evidence.md"
 
@@ -1257,9 +1257,6 @@ def test_documents_a_running_refresh_has_not_embedded_yet_are_said_to_wait_for_i
     compared in part (edited since the last refresh…)" and "23 indexed documents compared in part or as chunked by
     an older chunker: run `dreamdb embed refresh`…", of notes nobody had edited. With a refresh under way the reason
     and the note say it is, and to run the gate again once it is done."""
-    import threading
-
-    from filelock import FileLock
 
     from dreamdb.embeddings import store
     from tests.test_embed_store import HashEmbedder, make_vault
@@ -1282,21 +1279,8 @@ def test_documents_a_running_refresh_has_not_embedded_yet_are_said_to_wait_for_i
                                       " title"), edited.reason
         assert edited.notes() == ["1 indexed document compared in part or as chunked by an older chunker: run"
                                   f" `{refresh}` to compare them as they are now."]
-        held, done = threading.Event(), threading.Event()
-
-        def other_refresh() -> None:  # (another process's embed refresh under way)
-            with FileLock(str(vault / ".dreamdb" / store.LOCK_FILE_NAME)):
-                held.set()
-                done.wait(30)
-
-        holder = threading.Thread(target=other_refresh)
-        holder.start()
-        try:
-            assert held.wait(10)
+        with another_refresh_running(vault):  # (another process's embed refresh under way)
             running = dedup(index, emb, title="Doc 0", content=text, log=False)
-        finally:
-            done.set()
-            holder.join(10)
         assert running.verdict == "REVIEW", running.as_dict()
         assert running.reason.endswith("in it: it was compared in part (another dreamdb process is refreshing the"
                                        " embeddings now, and the rest of it has no vectors yet: run this again once"

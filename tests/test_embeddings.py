@@ -351,6 +351,26 @@ def _load_refused_as_damaged(monkeypatch, d, said: str) -> list:
     return opened
 
 
+def _recorded_model(tmp_path, monkeypatch, onnx: bytes):
+    """A model folder ``tmp_path/m`` whose install recorded a model.onnx of b"graph" and a tokenizer.json of b"{}"
+    (sizes and sha256), its model.onnx holding ``onnx``; DREAMDB_MODEL_DIR names it, and the runtime counts as
+    installed (it is never reached: no model is loaded)."""
+    import hashlib
+
+    import dreamdb.embeddings.model as model
+
+    d = tmp_path / "m"
+    d.mkdir()
+    (d / "model.onnx").write_bytes(onnx)
+    (d / "tokenizer.json").write_bytes(b"{}")
+    files = {"model.onnx": {"size": 5, "sha256": hashlib.sha256(b"graph").hexdigest()},
+             "tokenizer.json": {"size": 2, "sha256": hashlib.sha256(b"{}").hexdigest()}}
+    (d / locate.PROVENANCE_FILE).write_text(json.dumps({"source": "official", "files": files}), encoding="utf-8")
+    monkeypatch.setenv(locate.ENV_MODEL_DIR, str(d))
+    monkeypatch.setattr(model, "_IMPORT_ERROR", None)
+    return d
+
+
 def test_a_model_file_overwritten_since_its_install_its_size_unchanged_is_said_damaged_and_refused(tmp_path,
                                                                                                   monkeypatch):
     """QA round 147-C F2: a model.onnx whose weights were overwritten in place (its size unchanged) was "loaded and ran"
@@ -365,15 +385,7 @@ def test_a_model_file_overwritten_since_its_install_its_size_unchanged_is_said_d
     import dreamdb.embeddings.model as model
     from dreamdb.cli import cli
 
-    d = tmp_path / "m"
-    d.mkdir()
-    (d / "model.onnx").write_bytes(b"grapH")  # (its install recorded b"graph")
-    (d / "tokenizer.json").write_bytes(b"{}")
-    files = {"model.onnx": {"size": 5, "sha256": hashlib.sha256(b"graph").hexdigest()},
-             "tokenizer.json": {"size": 2, "sha256": hashlib.sha256(b"{}").hexdigest()}}
-    (d / locate.PROVENANCE_FILE).write_text(json.dumps({"source": "official", "files": files}), encoding="utf-8")
-    monkeypatch.setenv(locate.ENV_MODEL_DIR, str(d))
-    monkeypatch.setattr(model, "_IMPORT_ERROR", None)  # (the runtime is not reached: no model needed)
+    d = _recorded_model(tmp_path, monkeypatch, b"grapH")  # (its install recorded b"graph")
     said = ("model.onnx does not hold the bytes its install recorded (sha256 f2315e0ce55c… where it recorded"
             " eef93e1d1448…): overwritten or replaced since")
     assert hashlib.sha256(b"grapH").hexdigest().startswith("f2315e0ce55c")
@@ -412,23 +424,13 @@ def test_model_status_check_hashes_a_file_overwritten_with_its_size_and_time_kep
     status --check`` under its old id: the hash cache beside it, valid for those, gave the hashes compared with the
     ones its install recorded. The check hashes the files afresh, says the folder damaged (exit 8), and writes the
     cache anew (else removes it); other uses keep the cache's fast path."""
-    import hashlib
-
     from click.testing import CliRunner
 
     import dreamdb.embeddings.install as install
     import dreamdb.embeddings.model as model
     from dreamdb.cli import cli
 
-    d = tmp_path / "m"
-    d.mkdir()
-    (d / "model.onnx").write_bytes(b"graph")
-    (d / "tokenizer.json").write_bytes(b"{}")
-    files = {"model.onnx": {"size": 5, "sha256": hashlib.sha256(b"graph").hexdigest()},
-             "tokenizer.json": {"size": 2, "sha256": hashlib.sha256(b"{}").hexdigest()}}
-    (d / locate.PROVENANCE_FILE).write_text(json.dumps({"source": "official", "files": files}), encoding="utf-8")
-    monkeypatch.setenv(locate.ENV_MODEL_DIR, str(d))
-    monkeypatch.setattr(model, "_IMPORT_ERROR", None)  # (the runtime is not reached: no model needed)
+    d = _recorded_model(tmp_path, monkeypatch, b"graph")
     st = locate.model_status(d, identify=True)
     old_id = st["model_id"]
     assert "damaged" not in st and locate.cached_model_id(d) == old_id
