@@ -666,6 +666,30 @@ def test_prune_waits_while_documents_wait_to_be_chunked(tiny_vault):
                 index.embed_status(bad)
 
 
+def test_a_changelog_entry_is_no_document_to_chunk_in_the_status(tiny_vault):
+    """QA round 157-I F3: after every ``remember`` the status read "4/4 chunks embedded …, 1 documents to chunk, 0 chunk
+    texts to embed (4 vectors stored are reused …; run: dreamdb embed refresh)", and the refresh only recorded the
+    changelog entry (never embedded, by design). A changelog entry counts as chunked from the start: the status says
+    up to date; a document to chunk is counted in words ("1 document to chunk")."""
+    make_vault(tiny_vault, 2)
+    emb = HashEmbedder()
+    with open_synced(tiny_vault) as index:
+        store.refresh(index.conn, emb)
+        index.remember("Sleep debt is computed nightly")
+        index.sync()
+        st = store.embed_status(index.conn, emb.model_id)
+        assert st["summary"] == "4/4 chunks embedded with hash test-hash-1, up to date", st["summary"]
+        assert (st["documents"], st["chunked_documents"], st["unembedded_documents"], st["docs_pending"]) == (3, 3, 1, 0)
+        assert store.refresh(index.conn, emb).embedded == 0
+        assert store.embed_status(index.conn, emb.model_id) == st  # the refresh only recorded it
+        write_doc(tiny_vault, "knowledge/doc0.md", f"---\nname: Doc 0\n---\n{para('c0x')}\n")
+        index.remember("Recall syncs lazily")
+        index.sync()
+        st = store.embed_status(index.conn, emb.model_id)
+        assert (st["documents"], st["chunked_documents"], st["unembedded_documents"], st["docs_pending"]) == (4, 3, 2, 1)
+        assert ", 1 document to chunk, 0 chunk texts to embed (4 vectors stored are reused" in st["summary"], st["summary"]
+
+
 def test_status_of_a_vault_never_chunked_says_no_vectors_yet(tiny_vault):
     """QA round 147-D F1: before the first ``embed refresh`` the summary read "0/0 chunks embedded with …, 3 documents
     to chunk, 0 chunk texts to embed (0 vectors stored are reused for unchanged texts; …)", as if done and empty. It

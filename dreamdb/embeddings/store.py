@@ -280,9 +280,15 @@ def _docs_to_chunk(conn, force: bool) -> list[tuple]:
                         (CHUNKER_VERSION,)).fetchall()
 
 
-def documents_to_chunk(conn) -> int:
-    """How many documents have no chunks, or chunks of older content or an older chunker."""
-    return conn.execute(f"SELECT COUNT(*) {_TO_CHUNK_SQL}", (CHUNKER_VERSION,)).fetchone()[0]
+def documents_to_chunk(conn, *, unembedded: bool = True) -> int:
+    """How many documents have no chunks, or chunks of older content or an older chunker; without ``unembedded``,
+    not counting documents of :data:`~dreamdb.embeddings.chunk.DENSE_EXCLUDED_TYPES` (changelog entries: their
+    chunking, none by design, is only recorded; a count for people leaves them out, QA round 157-I F3)."""
+    if unembedded:
+        return conn.execute(f"SELECT COUNT(*) {_TO_CHUNK_SQL}", (CHUNKER_VERSION,)).fetchone()[0]
+    excluded = sorted(DENSE_EXCLUDED_TYPES)
+    return conn.execute(f"SELECT COUNT(*) {_TO_CHUNK_SQL} AND d.type NOT IN ({', '.join('?' * len(excluded))})",
+                        (CHUNKER_VERSION, *excluded)).fetchone()[0]
 
 
 _NOT_CHUNKED = Chunking([], False, 0, 0)
@@ -1348,8 +1354,10 @@ def embed_status(conn, model_id: str | None = None, *, most_vectors: bool = True
 
     Returns:
         dict with keys: available (bool: vector tables exist), model_id, model_name (``None`` when model_id is),
-        documents, chunked_documents, unembedded_documents (of the chunked, documents of
-        :data:`~dreamdb.embeddings.chunk.DENSE_EXCLUDED_TYPES`: no chunks, by design), docs_pending (need (re)chunking), docs_uncounted (of those, documents
+        documents, chunked_documents (documents chunked, and documents of
+        :data:`~dreamdb.embeddings.chunk.DENSE_EXCLUDED_TYPES`, which have no chunks by design, all counted so),
+        unembedded_documents (of those, the documents of those types: changelog entries, never embedded),
+        docs_pending (need (re)chunking; not the documents of those types), docs_uncounted (of those, documents
         chunked before migration 010, chunked again only to count their words: their vectors are kept), chunks,
         distinct_texts, embedded (chunks whose text has a vector for the model),
         pending (distinct chunk texts without one), reembed_pending (distinct chunk texts an interrupted
@@ -1378,14 +1386,19 @@ def embed_status(conn, model_id: str | None = None, *, most_vectors: bool = True
         model_id = max(models, key=lambda m: (m["vectors"], m["first_seen"]))["model_id"]
     name = next((m["name"] for m in models if m["model_id"] == model_id), name if model_id is not None else None)
     n_docs = conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
-    chunked = conn.execute("SELECT COUNT(*) FROM chunked_documents").fetchone()[0]
-    unembedded = conn.execute(
-        f"SELECT COUNT(*) FROM chunked_documents s JOIN documents d ON d.id = s.doc WHERE d.type IN"
-        f" ({', '.join('?' * len(DENSE_EXCLUDED_TYPES))})", sorted(DENSE_EXCLUDED_TYPES)).fetchone()[0]
-    docs_pending = documents_to_chunk(conn)
+    # (changelog entries, never embedded, count as chunked from the start: a remember's new entry is no document
+    # waiting to be chunked, which the next refresh only records; QA round 157-I F3, status advised a refresh that
+    # did nothing else)
+    excluded = sorted(DENSE_EXCLUDED_TYPES)
+    marks = ", ".join("?" * len(excluded))
+    chunked = conn.execute(f"SELECT COUNT(*) FROM documents d WHERE d.type IN ({marks})"
+                           f" OR d.id IN (SELECT doc FROM chunked_documents)", excluded).fetchone()[0]
+    unembedded = conn.execute(f"SELECT COUNT(*) FROM documents WHERE type IN ({marks})", excluded).fetchone()[0]
+    docs_pending = documents_to_chunk(conn, unembedded=False)
     uncounted = conn.execute(  # (rows from before migration 010: chunked again only to count their words)
         "SELECT COUNT(*) FROM chunked_documents s JOIN documents d ON d.id = s.doc WHERE s.words IS NULL"
-        " AND s.content_hash = d.content_hash AND s.chunker = ?", (CHUNKER_VERSION,)).fetchone()[0]
+        f" AND s.content_hash = d.content_hash AND s.chunker = ? AND d.type NOT IN ({marks})",
+        (CHUNKER_VERSION, *excluded)).fetchone()[0]
     cut = documents_cut(conn)
     chunks, distinct = conn.execute("SELECT COUNT(*), COUNT(DISTINCT content_hash) FROM chunks").fetchone()
     total = conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
@@ -1407,6 +1420,7 @@ def embed_status(conn, model_id: str | None = None, *, most_vectors: bool = True
         languages = dict(conn.execute(
             "SELECT COALESCE(lang, '?'), COUNT(*) FROM embeddings WHERE model_id = ? GROUP BY 1 ORDER BY 2 DESC, 1", (model_id,)))
     advice: list[str] = []
+    from dreamdb.output import count_noun
 
     def run() -> str:  # (the lock tried only for a summary that says what to do: QA round 149-C F3)
         if not advice:
