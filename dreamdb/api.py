@@ -167,6 +167,7 @@ class Hit:
     terms: list[dict] | None = None
     _snippet: str | None = None  # a leading underscore: left out of repr; == compares the property snippet
     _snippet_source: tuple | None = None
+    _pinned: bool = False  # the pin guard kept it first (hybrid): said in the human output alone (QA round 157-I F4)
 
     @property
     def snippet(self) -> str | None:
@@ -3982,6 +3983,7 @@ class Index:
                 {**r.signals(), "time_intent": intent} if explain else None,
                 explain_terms(self.conn, r.rowid, plan, frequencies, collection) if explain else None,
                 None, (self._body_loader(r.rowid, path[len(prefix):], entry), weights, description, turkish),
+                r._pinned,
             ))
         return out
 

@@ -472,9 +472,10 @@ def hybrid_rank(conn, embedder, plan: QueryPlan, *, mode: str, top: int, now_day
     imputed = info.get("imputed", ())
     out = []
     terms = fusion_terms(info, [key for key, _ in fused[:top]], bm_keys, dense_keys, bm_scores, scores) if explain else {}
+    pinned = fused[0][0] if fused and info.get("pinned") else None  # (kept first: _ties_broken)
     for key, value in fused[:top]:
         out.append(replace(by_row[key], rank_score=value, dense=cos.get(key), dense_centred=centred.get(key),
                            fusion=method + ("+imputed" if key in imputed else "") + ("+unjudged" if key in unjudged
                                                                                      else ""),
-                           bm25_coverage=info.get("coverage"), fused_from=terms.get(key)))
+                           bm25_coverage=info.get("coverage"), fused_from=terms.get(key), _pinned=key == pinned))
     return out

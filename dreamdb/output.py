@@ -520,6 +520,11 @@ def hits_text(hits, *, explain: bool = False) -> str:
     lines: list[str] = []
     for i, h in enumerate(hits, 1):
         meta = [f"rank {_fmt(h.rank_score)}", f"bm25 {_fmt(h.score)}"]
+        # BM25's clear first, which hybrid's pin guard keeps first with its fused score, said where a hit below
+        # it ranks higher (QA round 157-I F4: a lower rank above a higher one, no sign why; --json has
+        # signals.fusion's +pin with --explain)
+        if getattr(h, "_pinned", False) and any(o.rank_score > h.rank_score for o in hits[i:]):
+            meta.insert(1, "pinned: BM25's clear first")
         if h.date:
             meta.append(str(h.date)[:10])
         if h.status:  # (the note's own text, as its title: QA round 137 F6, a raw U+2028 split the line)

@@ -777,6 +777,33 @@ def test_take_notes_from_another_thread_while_a_hybrid_recall_reads_the_notes(ti
     assert len(notes) == 1 and notes[0].startswith("no dense results yet: no chunk has a vector"), notes
 
 
+def test_the_hit_the_pin_guard_keeps_first_says_so_in_the_human_output(tiny_vault):
+    """QA round 157-I F4: BM25's clear first, a changelog entry (no vector), kept first by the pin guard with its fused
+    score, showed "1. changelog/… (rank 0.009836 …)" above "2. knowledge/… (rank 0.01593 …)" with no sign why. The
+    line says it is pinned where a hit below it ranks higher; --json is unchanged (signals.fusion's +pin with
+    --explain)."""
+    from dreamdb import output
+    from dreamdb.records import replace
+
+    make_vault(tiny_vault, 3)
+    write_doc(tiny_vault, "knowledge/tokens.md", f"---\nname: Tokens\n---\nOur tokens are kept short. {para('z', 60)}\n")
+    index = dreamdb.open(tiny_vault)
+    index.remember("Token rotation: tokens rotate every day, the rotation job runs nightly", summary="Token rotation")
+    index.sync()
+    emb = QueryHashEmbedder()
+    store.refresh(index.conn, emb)
+    index.embedder = lambda: emb
+    hits = index.recall("token rotation", mode="hybrid")
+    assert hits[0].type == "changelog" and hits[0].rank_score < hits[1].rank_score, hits
+    lines = [line for line in output.hits_text(hits).splitlines() if line[:1].isdigit()]
+    assert lines[0].startswith(f"1. {hits[0].doc_id}  (rank 0.009836 · pinned: BM25's clear first · bm25 "), lines
+    assert not any("pinned" in line for line in lines[1:]), lines
+    assert "pinned" not in json.dumps([h.as_dict() for h in hits])  # (--json as it was)
+    assert index.recall("token rotation", mode="hybrid", explain=True)[0].signals["fusion"] == "rrf+pin"
+    # a pinned hit that leads anyway needs no word
+    assert "pinned" not in output.hits_text([replace(hits[0], rank_score=0.02), *hits[1:]])
+
+
 def test_hybrid_query_after_a_rebuild_rechunks_and_reuses_vectors(tiny_vault):
     """QA repro: after a rebuild, hybrid recall used BM25 only ("… waiting to be embedded") until embed refresh."""
     index, emb = rebuilt_index_with_vectors(tiny_vault)

@@ -27,7 +27,8 @@ def recall(query, top, types, exclude_types, tags, since, until, status, level, 
     characters, and a document matching any term can be returned. Hits are
     sorted by rankScore (in hybrid mode the fused score, except that BM25's
     top hit stays first when it leads clearly: the pin guard, shown by
-    --explain); 'score' is the raw BM25 that thresholds use.
+    --explain, and as "pinned" on its line where a hit below it ranks
+    higher); 'score' is the raw BM25 that thresholds use.
 
     \b
     Examples:

@@ -2300,6 +2300,8 @@ class Ranked:
             query word's class in place of the word (:func:`class_members`); ``None``: ``score``.
         fused_from: in hybrid modes with ``explain``, the terms the fused ``rank_score`` adds up
             from (:func:`dreamdb.hybrid.fusion_terms`), else ``None``.
+        _pinned: the document the pin guard kept first in a hybrid recall (its fused score need not lead); private,
+            for the human output alone (:func:`dreamdb.output.hits_text`).
     """
 
     rowid: int
@@ -2324,6 +2326,7 @@ class Ranked:
     bm25_coverage: float | None = None
     structured: float | None = None
     fused_from: dict | None = None
+    _pinned: bool = False
 
     def signals(self) -> dict:
         """Every signal, JSON-ready (``--explain``)."""
