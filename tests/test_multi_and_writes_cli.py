@@ -372,6 +372,25 @@ def test_sql_and_delete_hints_name_the_vault_and_the_dreamdb_that_runs(tmp_path)
     assert "dreamdb sync" not in p.stderr.replace(f"{d} sync", "")
 
 
+def test_deleting_a_pinned_note_names_the_commands_that_unpin_or_force_it(tmp_path):
+    """QA round 157-I F5: ``delete`` of a pinned note hinted "Unpin it first (update --unpin), or pass --force
+    (force=True from Python).", a fragment that could not be pasted. The hint names both commands in full, the note
+    and the vault, as the other hints do; the first, pasted, unpins it, and the delete then goes through."""
+    import shlex
+
+    run, d, v = _by_its_path(tmp_path)
+    vault = tmp_path / "v" / "_dream_context"
+    write_doc(vault, "knowledge/search.md", "---\ntitle: Search\npinned: true\n---\nfull-text search\n")
+    p = run("delete", "knowledge/search", "--vault", str(vault))
+    assert p.returncode == 6 and "Error: knowledge/search is pinned; not deleting it." in p.stderr, p.stderr
+    unpin = f"{d} update knowledge/search --vault {v} --unpin"
+    assert (f"Hint: Run {unpin} to unpin it first, or {d} delete knowledge/search --vault {v} --force to delete it"
+            " anyway (from Python: update(..., pin=False), or delete(..., force=True)).") in p.stderr, p.stderr
+    assert run(*shlex.split(unpin)[1:]).returncode == 0
+    assert run("delete", "knowledge/search", "--vault", str(vault)).returncode == 0
+    assert not (vault / "knowledge" / "search.md").exists()
+
+
 def test_the_commands_of_a_vaults_notes_name_it_unless_dreamdb_finds_it_by_itself(tmp_path, monkeypatch):
     """QA round 155-E F4: from inside one vault, the notes of another searched with it named commands without
     ``--vault`` ("run: dreamdb embed refresh", `dreamdb sql "SELECT tag…"` lists the tags), which run there worked on

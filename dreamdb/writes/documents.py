@@ -416,14 +416,17 @@ def _check_deletable(vault: Path, doc_type: str, path: Path, force: bool) -> Non
     _check_trash_writable(vault, doc_type)
     if force:
         return
-    def force_hint() -> str:
-        """The command that deletes it anyway, its id and ``--vault`` named (QA round 156-G F5: a bare ``dreamdb
-        delete --force``, of no id and no vault)."""
+    def typed() -> str:
+        """The note as the commands of a hint name it (its vault-relative path less ``.md``, quoted for a shell)."""
         import shlex
 
         rel = path.relative_to(vault).as_posix() if path.is_relative_to(vault) else f"{doc_type}/{path.name}"
-        return (f"{vault_command(vault, 'delete ' + shlex.quote(rel[:-3] if rel.endswith('.md') else rel), '--force')}"
-                " deletes it anyway (force=True from Python).")
+        return shlex.quote(rel[:-3] if rel.endswith(".md") else rel)
+
+    def force_hint() -> str:
+        """The command that deletes it anyway, its id and ``--vault`` named (QA round 156-G F5: a bare ``dreamdb
+        delete --force``, of no id and no vault)."""
+        return f"{vault_command(vault, 'delete ' + typed(), '--force')} deletes it anyway (force=True from Python)."
 
     try:
         _check_file_writable(path)
@@ -441,8 +444,12 @@ def _check_deletable(vault: Path, doc_type: str, path: Path, force: bool) -> Non
     from dreamdb.vault.parse import frontmatter_bool
 
     if frontmatter_bool(meta.get("pinned")):
+        # (the commands named in full, as the other hints name them: QA round 157-I F5, "Unpin it first (update
+        # --unpin), or pass --force" could not be pasted)
         raise WriteRefused(f"{doc_type}/{path.name[:-3]} is pinned; not deleting it.",
-                           hint="Unpin it first (update --unpin), or pass --force (force=True from Python).")
+                           hint=f"Run {vault_command(vault, 'update ' + typed(), '--unpin')} to unpin it first, or"
+                                f" {vault_command(vault, 'delete ' + typed(), '--force')} to delete it anyway (from"
+                                " Python: update(..., pin=False), or delete(..., force=True)).")
 
 
 def delete(vault: Path, slug: str, *, force: bool = False, lock_timeout: float | None = None) -> Path:
