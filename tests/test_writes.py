@@ -5074,3 +5074,28 @@ def test_update_reads_the_frontmatter_with_libyaml_as_the_indexer_does(tmp_path:
     # (the repeated key is found, by the reading this test is about: the last one edited, the first kept)
     assert text.count("status: open") == 1 and "status: done" in text and text.count("word ") == 50_000
     assert pure_reads == []  # every reading of the edit by libyaml's parser
+
+
+def test_a_note_skipped_for_its_extension_is_named_when_its_name_is_not_found(tiny_vault):
+    """QA round 157-I F6: ``update KAFKA`` of a vault holding ``knowledge/KAFKA.MD`` (a sync warns: skipped, rename it
+    to KAFKA.md) said only "No document 'KAFKA' in the vault". The file is named, and the rename that makes it a note;
+    named in another case, or by the skipped file's name, the hint says how it is named after the rename."""
+    write_doc(tiny_vault, "knowledge/KAFKA.MD", "---\ntitle: Kafka\n---\nkafka notes\n")
+    said = "No document {!r} in the vault: knowledge/KAFKA.MD is skipped (the extension .MD is not .md in lower case," \
+           " the only one dreamdb reads)."
+    for typed, then in (("KAFKA", "run this again"), ("knowledge/KAFKA", "run this again"),
+                        ("kafka", "name it knowledge/KAFKA"), ("knowledge/KAFKA.MD", "name it knowledge/KAFKA")):
+        with pytest.raises(NotFound) as info:
+            update(tiny_vault, typed, status="x")
+        assert (info.value.message, info.value.hint) == (said.format(typed), f"Rename it to KAFKA.md, then {then}."), typed
+    with pytest.raises(NotFound) as info:
+        delete(tiny_vault, "feature/KAFKA")  # (of another type: not that file)
+    assert info.value.message == "No document 'feature/KAFKA' in the vault.", info.value.message
+    write_doc(tiny_vault, "knowledge/deep/kafka.markdown", "kafka too\n")
+    with pytest.raises(NotFound) as info:
+        delete(tiny_vault, "KAFKA")
+    assert info.value.message == ("No document 'KAFKA' in the vault: knowledge/KAFKA.MD and knowledge/deep/kafka.markdown"
+                                  " are skipped (their extensions are not .md, the only one dreamdb reads).")
+    assert info.value.hint == "Rename the one meant to .md, then run this again."
+    (tiny_vault / "knowledge" / "KAFKA.MD").rename(tiny_vault / "knowledge" / "KAFKA.md")
+    assert update(tiny_vault, "KAFKA", status="x") == tiny_vault / "knowledge" / "KAFKA.md"

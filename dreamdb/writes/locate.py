@@ -61,6 +61,50 @@ def _iter_markdown(vault: Path, doc_type: str) -> Iterator[Path]:
                     yield root / name
 
 
+def _skipped_namesakes(vault: Path, doc_type: str | None, bare: str) -> list[tuple[str, str]]:
+    """The files a sync skips for their extension (``.MD``, ``.markdown``: :func:`dreamdb.vault.discover.misnamed_note`,
+    as ``status`` lists them, :func:`~dreamdb.vault.discover.cased_markdown`) that, renamed to ``.md``, would be the
+    note named ``bare`` (of ``doc_type``, if given), names compared NFC-normalised and case-folded (``kafka`` finds
+    ``KAFKA.MD``): ``(vault-relative path, type/name the note would then be named by)``, in path order. Walks the
+    vault: for a name no note has, only."""
+    from dreamdb.vault.discover import cased_markdown, classify, misnamed_note
+
+    # (the skipped file's own name too: knowledge/KAFKA.MD names knowledge/KAFKA.MD)
+    keys = {unicodedata.normalize("NFC", n).casefold() for n in (bare, (misnamed_note(bare) or ".md")[:-3]) if n}
+    found = []
+    for rel in cased_markdown(vault, limit=1 << 30)[1]:
+        folder, _, name = rel.rpartition("/")
+        fixed = misnamed_note(name)
+        kind = classify(f"{folder}/{fixed}" if folder else fixed) if fixed else None
+        stem = unicodedata.normalize("NFC", fixed[:-3]) if fixed else ""
+        if kind is not None and (doc_type is None or kind[1] == doc_type) and stem.casefold() in keys:
+            found.append((rel, f"{kind[1]}/{stem}"))
+    return found
+
+
+def _refuse_skipped_namesakes(vault: Path, slug: str, bare: str, skipped: list[tuple[str, str]]) -> None:
+    """Raise NotFound for ``slug`` (of the name ``bare``), naming the files of :func:`_skipped_namesakes` (``skipped``,
+    at least one) and what to do: rename to ``.md`` (:func:`dreamdb.vault.discover.rename_advice`, which says where
+    that name is taken), then name it as it is named then where ``bare`` is written in another case."""
+    from dreamdb.vault.discover import misnamed_note, rename_advice, renames_advice
+
+    paths = [rel for rel, _ in skipped]
+    if len(skipped) == 1:
+        rel, then = skipped[0]
+        name = rel.rpartition("/")[2]
+        ext = name[len(misnamed_note(name)) - 3:]
+        advice = rename_advice(vault, rel)
+        again = (" run this again" if then.rpartition("/")[2] == unicodedata.normalize("NFC", bare) else
+                 f" name it {typable_id(then)}")
+        raise NotFound(f"No document {slug!r} in the vault: {rel} is skipped (the extension {ext} is not .md"
+                       f"{' in lower case' if ext.lower() == '.md' else ''}, the only one dreamdb reads).",
+                       hint=f"{advice[:1].upper()}{advice[1:]}, then{again}.")
+    advice = renames_advice(vault, paths, "rename the one meant")
+    raise NotFound(f"No document {slug!r} in the vault: {some_of(paths, sep=' and ' if len(paths) == 2 else ', ')}"
+                   " are skipped (their extensions are not .md, the only one dreamdb reads).",
+                   hint=f"{advice[:1].upper()}{advice[1:]}, then run this again.")
+
+
 _FOLDERS_HINT = ("A document is named type/slug (knowledge/my-note), by the id recall prints (knowledge/my-note-2) "
                  "or by its path relative to the vault (knowledge/decisions/my-note.md).")
 
@@ -1289,6 +1333,9 @@ def _find_document_as_typed(vault: Path, slug: str) -> tuple[str, Path]:
             # none, and the copy moved back as it is was a note of another id)
             raise NotFound(f"No document {slug!r} in the vault: it was deleted; its copy is {_in_full(kept)}.",
                            hint=_restore_hint(vault, f"{MARKDOWN_TYPES[kept.parent.name][0][0]}/{bare}.md"))
+        skipped = _skipped_namesakes(vault, doc_type, bare)
+        if skipped:  # (QA round 157-I F6: a knowledge/KAFKA.MD the sync skips, named by KAFKA, was "No document" alone)
+            _refuse_skipped_namesakes(vault, slug, bare, skipped)
         raise NotFound(f"No document {slug!r} in the vault.",
                        hint=("Did you mean: " + ", ".join(map(typable_id, close))) if close else
                        f"Run {vault_command(vault, 'list')} to see every id ({vault_command(vault, 'recall', 'WORDS')}"
