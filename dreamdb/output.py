@@ -522,8 +522,9 @@ def hits_text(hits, *, explain: bool = False) -> str:
         meta = [f"rank {_fmt(h.rank_score)}", f"bm25 {_fmt(h.score)}"]
         # BM25's clear first, which hybrid's pin guard keeps first with its fused score, said where a hit below
         # it ranks higher (QA round 157-I F4: a lower rank above a higher one, no sign why; --json has
-        # signals.fusion's +pin with --explain)
-        if getattr(h, "_pinned", False) and any(o.rank_score > h.rank_score for o in hits[i:]):
+        # signals.fusion's +pin with --explain); the list's first only: several vaults' lists merge by rank, and
+        # another vault's pinned first below it was said to be "BM25's clear first" of the whole list (157-J F4)
+        if i == 1 and getattr(h, "_pinned", False) and any(o.rank_score > h.rank_score for o in hits[i:]):
             meta.insert(1, "pinned: BM25's clear first")
         if h.date:
             meta.append(str(h.date)[:10])

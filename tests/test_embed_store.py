@@ -802,6 +802,8 @@ def test_the_hit_the_pin_guard_keeps_first_says_so_in_the_human_output(tiny_vaul
     assert index.recall("token rotation", mode="hybrid", explain=True)[0].signals["fusion"] == "rrf+pin"
     # a pinned hit that leads anyway needs no word
     assert "pinned" not in output.hits_text([replace(hits[0], rank_score=0.02), *hits[1:]])
+    # (below the list's first, as another vault's pinned first in a merged list: not the list's clear first, 157-J F4)
+    assert "pinned" not in output.hits_text([hits[1], hits[0], *hits[1:]])
 
 
 def test_hybrid_query_after_a_rebuild_rechunks_and_reuses_vectors(tiny_vault):
