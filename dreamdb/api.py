@@ -648,22 +648,30 @@ def _listed_row(row: tuple, window):
                   S.type_factor(typ, bool(is_capture)), S.confidence_factor(confidence), 0.0)
 
 
-def window_listing_note(plan, listed: bool, command) -> str:
+def window_listing_note(plan, listed: bool, command, filtered: bool = False) -> str:
     """The note of a recall whose words matched nothing, answered with the documents dated in its time window
-    (``listed``), or not, none being dated there: it names the words, the window and, when none is listed, the
-    ``list`` command that lists by date (``command(words)``: the command line to run it)."""
+    (``listed``), or not, none being dated there (none the filters keep, with ``filtered``): it names the words, the
+    window and, when none is listed, the ``list`` command that lists the same window by date (``command(words)``: the
+    command line to run it), its bounds the expression itself at the recall's clock (``--since`` and ``--until`` read
+    it as the query does; QA round 157-J F2: bounds cut to the minute, or a calendar day in UTC where the clock had
+    an offset, listed a document the window left out), and without the filters, which it says (F1: the note said no
+    document was dated in a window the filters had emptied)."""
+    import shlex
+
     words = " ".join(plan.text.split()) or plan.time_intent.phrase
     window = plan.window
     shown = window.as_json()
-    if shown["day"] is not None:
-        span, since, until = shown["day"], shown["day"], shown["day"]
-    else:
-        span, since, until = f"{shown['from']} to {shown['to']}", shown["from"], shown["to"]
+    span = shown["day"] if shown["day"] is not None else f"{shown['from']} to {shown['to']}"
     where = f"the window {plan.time_intent.phrase!r} ({span})"
     if listed:
         return f"nothing matched {words!r}; the documents dated in {where}, newest first"
-    return (f"nothing matched {words!r}, and no document is dated in {where}; "
-            f"`{command(f'list --since {since} --until {until}')}` lists the documents by date")
+    phrase = shlex.quote(plan.time_intent.phrase)
+    clock = f" --now {shlex.quote(window.clock)}" if window.clock else ""
+    listing = command(f"list --since {phrase} --until {phrase}{clock}")
+    if filtered:
+        return (f"nothing matched {words!r}, and no document the filters keep is dated in {where}; `{listing}` lists"
+                " the documents dated there, the filters left out")
+    return f"nothing matched {words!r}, and no document is dated in {where}; `{listing}` lists the documents by date"
 
 
 def recall_mode(mode: str | None) -> tuple[str, bool]:
@@ -2916,6 +2924,8 @@ class Index:
                                     else self._window_recency_sums(window))
                     if count:
                         window = replace(window, unknown=total / count)
+                    if now is not None:  # (the clock the note of an empty answer names for its list command)
+                        window = replace(window, clock=now_dt.isoformat())
                 plan = replace(plan, window=window)
             if mode != "bm25" or not plan.terms:
                 return plan, None
@@ -3048,7 +3058,9 @@ class Index:
         if isinstance(listed, list):
             listed.append((hits, plan))
             return []
-        self.notes.append(window_listing_note(plan, bool(hits), lambda words: self._command(words)))
+        filtered = any((filters.types, filters.exclude_types, filters.tags, filters.statuses,
+                        filters.min_level is not None, filters.since_days is not None, filters.until_days is not None))
+        self.notes.append(window_listing_note(plan, bool(hits), lambda words: self._command(words), filtered))
         return hits
 
     def _note_unsynced_state(self) -> None:

@@ -222,8 +222,10 @@ class MultiIndex:
 
                 hits = sorted((h for vault_hits, _plan in listed for h in vault_hits),
                               key=lambda h: (-_date_key(h.date), h.doc_id, h.vault))[:top]
+                filtered = any(kwargs.get(k) not in (None, "", [], ()) for k in
+                               ("types", "exclude_types", "tags", "since", "until", "status", "level"))
                 self._notes.append(window_listing_note(listed[0][1], bool(hits),
-                                                       lambda words: f"{dreamdb_command()} {words}"))
+                                                       lambda words: f"{dreamdb_command()} {words}", filtered))
             return hits
 
     def _each_vault(self, call, *, clock: bool = False, now=None, spelling: VaultsSpelling | None = None,

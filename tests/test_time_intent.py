@@ -613,20 +613,62 @@ def test_a_window_whose_words_match_nothing_lists_the_documents_dated_in_it(tiny
     index.close()
 
 
+def _listed_by_the_note(note: str, vault) -> list[str]:
+    """The ids the ``list`` command a note names (between backticks) lists, run as pasted."""
+    import shlex
+
+    from click.testing import CliRunner
+
+    from dreamdb.cli import cli
+
+    words = shlex.split(note.split("`")[1])
+    args = words[words.index("list"):]
+    if "--vault" not in args:
+        args += ["--vault", str(vault)]
+    out = CliRunner().invoke(cli, [*args, "--json"])
+    assert out.exit_code == 0, out.output
+    return [d["doc_id"] for d in json.loads(out.stdout)]
+
+
 def test_a_window_with_no_document_dated_in_it_says_how_to_list_by_date(tiny_vault):
+    """The note of a time question that matched nothing and found no document in its window names the ``list``
+    command that lists the window, its bounds the expression at the recall's clock (QA round 157-J F2: bounds cut to
+    the minute, or a calendar day read in UTC where the clock had an offset, listed a document the window left out),
+    and says where filters emptied the window, the command listing it without them (F1: it said no document was dated
+    in a window that held one)."""
     _dated_vault(tiny_vault)
     index = dreamdb.open(tiny_vault)
     assert index.recall("what changed 5 days ago", top=5, now=NOW) == []
     notes = index.take_notes()
-    assert any(n.startswith("nothing matched 'what changed', and no document is dated in the window '5 days ago'"
-                            " (2026-08-13); `") and "list --since 2026-08-13 --until 2026-08-13" in n
-               for n in notes), notes
-    # a document dated in it that the filters drop is not listed either
+    note = next(n for n in notes if n.startswith("nothing matched 'what changed', and no document is dated in the"
+                                                 " window '5 days ago' (2026-08-13); `"))
+    assert "list --since '5 days ago' --until '5 days ago' --now 2026-08-18T12:00:00+00:00" in note, note
+    assert _listed_by_the_note(note, tiny_vault) == []
+    # a document dated in it that the filters drop is not listed either; the note says the filters emptied it
     assert index.recall("what changed yesterday", top=5, types="feature", now=NOW) == []
-    assert any("no document is dated in the window 'yesterday'" in n for n in index.take_notes())
+    note = next(n for n in index.take_notes() if "nothing matched" in n)
+    assert "no document the filters keep is dated in the window 'yesterday'" in note and "filters left out" in note
+    assert sorted(_listed_by_the_note(note, tiny_vault)) == sorted(
+        h.doc_id for h in index.recall("what changed yesterday", top=5, now=NOW))
     assert index.recall("what changed last week", top=5, now="2026-10-18T12:00:00Z") == []
-    assert any("(2026-10-11T12:00Z to 2026-10-18T12:00Z)" in n and
-               "list --since 2026-10-11T12:00Z --until 2026-10-18T12:00Z" in n for n in index.take_notes())
+    assert any("(2026-10-11T12:00Z to 2026-10-18T12:00Z)" in n and "list --since 'last week' --until 'last week'"
+               " --now 2026-10-18T12:00:00+00:00" in n for n in index.take_notes())
+    index.close()
+
+
+def test_the_list_command_a_note_names_lists_what_the_window_holds_at_the_recalls_clock(tmp_path):
+    """QA round 157-J F2: at a clock with seconds, or with an offset, the command's bounds (cut to the minute, or the
+    day's date read in UTC) listed a document the window had left out."""
+    vault = tmp_path / "_dream_context"
+    write_docs(vault, {"knowledge/zebra.md": "---\ndate: 2026-01-01\n---\nzebra\n",
+                       "knowledge/late.md": "---\ndate: 2026-08-15T22:00:00Z\n---\nlate\n"})
+    index = dreamdb.open(vault)
+    for query, now in (("what changed last week", "2026-01-08T00:00:30Z"),
+                       ("what changed yesterday", "2026-08-16T10:00:00+03:00")):
+        assert index.recall(query, top=5, now=now) == [], query
+        note = next(n for n in index.take_notes() if "nothing matched" in n)
+        assert "no document is dated in the window" in note, note
+        assert _listed_by_the_note(note, vault) == [], note
     index.close()
 
 

@@ -74,6 +74,8 @@ class TimeWindow:
         unknown: the recency of a document of unknown date: the mean window recency of the dated documents of the
             vaults searched (:func:`dreamdb.ranking.rank.window_recency_sums`, set by the recall); 0.5, the value
             one window away, where no index is read.
+        clock: the recall's clock as given (``--now``: ISO-8601 with its offset), ``None`` for the machine's: the
+            ``--now`` of the ``list`` command a note names for the same window.
     """
 
     phrase: str
@@ -83,6 +85,7 @@ class TimeWindow:
     day_start: float | None = None
     day_end: float | None = None
     unknown: float = WINDOW_UNKNOWN
+    clock: str | None = None
 
     def as_json(self) -> dict:
         """``{"phrase", "from", "to", "day", "scale_days", "undated_recency"}`` (``from``, ``to``: ISO-8601 instants
