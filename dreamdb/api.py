@@ -632,7 +632,7 @@ def window_listing_rows(conn, window, filters: Filters, now_days: float) -> list
         "SELECT d.id, d.doc_id, d.type, d.date, d.date_days, d.status, d.is_capture, d.confidence FROM documents d"
         f" WHERE d.date_days >= :window_low AND d.date_days <= :window_high AND {where}",
         {**params, "window_low": low, "window_high": high}).fetchall()
-    rows = [r for r in rows if S.window_recency(r[4], window, r[3] is not None and len(r[3]) > 10) == 1.0]
+    rows = [r for r in rows if S.window_recency(r[4], window, S.has_time_of_day(r[3])) == 1.0]
     rows.sort(key=lambda r: S.tie_order(r[4], r[1]))
     return rows
 
@@ -644,7 +644,7 @@ def _listed_row(row: tuple, window):
 
     rowid, doc_id, typ, date, date_days, status, is_capture, confidence = row
     return Ranked(rowid, doc_id, typ, date, date_days, status, 0.0, 0.0, 0.0, 0.0, 0.0,
-                  S.window_recency(date_days, window, date is not None and len(date) > 10), S.status_factor(status),
+                  S.window_recency(date_days, window, S.has_time_of_day(date)), S.status_factor(status),
                   S.type_factor(typ, bool(is_capture)), S.confidence_factor(confidence), 0.0)
 
 

@@ -66,7 +66,7 @@ def _dense_only(conn, rowids: list[int], now_days: float, plan: QueryPlan, expla
         f"SELECT id, doc_id, type, date, date_days, status, is_capture, confidence FROM documents WHERE id IN ({marks})", rest
     ):
         rec = (S.recency_factor(None if date_days is None else now_days - date_days) if plan.window is None
-               else S.window_recency(date_days, plan.window, date is not None and len(date) > 10))
+               else S.window_recency(date_days, plan.window, S.has_time_of_day(date)))
         out[rowid] = Ranked(rowid, doc_id, typ, date, date_days, status, raw.get(rowid, 0.0), 0.0, 0.0, 0.0, 0.0,
                             rec, S.status_factor(status), S.type_factor(typ, bool(is_capture)),
                             S.confidence_factor(confidence), 0.0)
@@ -369,10 +369,9 @@ def _unjudged_at_bm25_rank(conn, model_id: str, bm: list[Ranked], dense: list[tu
     candidates = [r.rowid for r in bm if r.rowid not in scores]
     if not candidates:
         return dense, set()
-    marks = ",".join("?" * len(candidates))
-    judged = {d for (d,) in conn.execute(
-        f"SELECT DISTINCT c.doc FROM chunks c JOIN embeddings e ON e.content_hash = c.content_hash AND e.model_id = ?"
-        f" WHERE c.doc IN ({marks})", [model_id, *candidates])}
+    from dreamdb.embeddings import store
+
+    judged = store.documents_with_vectors(conn, model_id, candidates)
     unjudged = {d for d in candidates if d not in judged}
     if not unjudged:
         return dense, set()

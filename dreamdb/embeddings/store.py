@@ -809,6 +809,17 @@ def pending(conn, model_id: str) -> int:
     ).fetchone()[0]
 
 
+def documents_with_vectors(conn, model_id: str, docs: list[int]) -> set[int]:
+    """The ``documents.id`` of ``docs`` that have a chunk with a vector of ``model_id`` (the dense channel can judge
+    them; a changelog entry, never embedded, has none)."""
+    if not docs:
+        return set()
+    marks = ",".join("?" * len(docs))
+    return {d for (d,) in conn.execute(
+        f"SELECT DISTINCT c.doc FROM chunks c JOIN embeddings e ON e.content_hash = c.content_hash AND e.model_id = ?"
+        f" WHERE c.doc IN ({marks})", [model_id, *docs])}
+
+
 def chunks_have_vectors(conn, model_id: str) -> bool:
     """Whether any chunk of the index has a vector of ``model_id``: whether :func:`dense_search` has anything to
     rank. Vectors kept for chunk texts no chunk holds now (a rebuild, ``sync --force``, leaves every document to
@@ -1420,7 +1431,6 @@ def embed_status(conn, model_id: str | None = None, *, most_vectors: bool = True
         languages = dict(conn.execute(
             "SELECT COALESCE(lang, '?'), COUNT(*) FROM embeddings WHERE model_id = ? GROUP BY 1 ORDER BY 2 DESC, 1", (model_id,)))
     advice: list[str] = []
-    from dreamdb.output import count_noun
 
     def run() -> str:  # (the lock tried only for a summary that says what to do: QA round 149-C F3)
         if not advice:

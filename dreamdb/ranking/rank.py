@@ -2577,7 +2577,7 @@ def window_recency_sums(conn, window) -> tuple[float, int]:
     """
     from math import fsum
 
-    values = [S.window_recency(d, window, date is not None and len(date) > 10) for d, date in
+    values = [S.window_recency(d, window, S.has_time_of_day(date)) for d, date in
               conn.execute("SELECT date_days, date FROM documents WHERE date_days IS NOT NULL")]
     return fsum(values), len(values)
 
@@ -2664,7 +2664,7 @@ def rank(conn, plan: QueryPlan, *, top: int, now_days: float, filters: Filters |
         if window is None:
             rec = S.recency_factor(None if date_days is None else now_days - date_days)
         else:  # (the query's time intent: QueryPlan.window)
-            rec = S.window_recency(date_days, window, date is not None and len(date) > 10)
+            rec = S.window_recency(date_days, window, S.has_time_of_day(date))
         sf = S.status_factor(status)
         tf_ = S.type_factor(typ, bool(is_capture))
         cf = S.confidence_factor(confidence)

@@ -113,6 +113,12 @@ TIE_MARGIN = 2.0 ** (2 - TIE_BITS)
 rankScore cannot reach a tie with it (the early stops of both engines keep it)."""
 
 
+def has_time_of_day(date: str | None) -> bool:
+    """Whether a document's stored ``date`` carries a time of day (longer than ``YYYY-MM-DD``): :func:`window_recency`'s
+    ``timed``, as the memory engine reads it in SQL (``length(date) > 10``)."""
+    return date is not None and len(date) > 10
+
+
 def tie_order(date_days: float | None, doc_id: str) -> tuple:
     """The sort key that orders documents of one score (after :func:`tie_score`) as BM25's hits are: newest first,
     undated (``None`` or NaN) last, then the smaller ``doc_id``; never the row id, which the order files were
